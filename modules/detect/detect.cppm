@@ -1,0 +1,30 @@
+// hwaccel.detect: the System seam, one detector per backend, and the
+// orchestrator that runs them concurrently.
+module;
+#include <span>
+export module hwaccel.detect;
+export import hwaccel.hardware;
+export import :system;
+export import :support;
+export import :cpu;
+
+export namespace hwaccel {
+
+/// The registration table: every detector and host probe, in canonical order.
+/// Adding a backend means adding its entry here (detectors.cpp).
+std::span<const Detector* const> detector_table() noexcept;
+
+/// Runs the detectors `options` selects against `system`. Detectors that may
+/// wait on a tool run on their own threads, the others on the calling thread;
+/// one backend failing is a warning, never a failed detection. Devices come
+/// out sorted by backend then index, merged across backends where two see the
+/// same PCI device, with visibility to this process resolved.
+Inventory detect_inventory(const System& system, const DetectOptions& options = {});
+
+}  // namespace hwaccel
+
+namespace hwaccel {
+/// Cross-backend passes after every detector has finished (finalize.cpp):
+/// canonical order, merging of devices seen by two backends, visibility.
+void finalize_inventory(Inventory& inventory, const System& system);
+}  // namespace hwaccel

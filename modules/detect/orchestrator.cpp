@@ -1,0 +1,84 @@
+// Runs the selected detectors, concurrently where they may wait on a tool,
+// and merges their findings into one deterministic inventory.
+module;
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+module hwaccel.detect;
+
+namespace hwaccel {
+namespace {
+
+bool selected(const Detector& d, const DetectOptions& options) {
+  return d.backend ? options.enabled(*d.backend) : options.system_probes;
+}
+
+// A detector whose tools are all absent cannot block on a process: running it
+// inline saves a thread start, which costs more than most sysfs probes.
+bool may_wait_on_tool(const Detector& d, const System& system) {
+  return std::any_of(d.tools.begin(), d.tools.end(),
+                     [&](std::string_view tool) { return system.find_tool(tool).has_value(); });
+}
+
+struct Slot {
+  DetectorOutput output;
+  std::chrono::microseconds elapsed{0};
+};
+
+void run_one(const Detector& d, const System& system, const DetectOptions& options, Slot& slot) {
+  const auto start = std::chrono::steady_clock::now();
+  DetectContext ctx(system, options, d.name);
+  slot.output = d.detect(ctx);
+  slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+}
+
+template <class T>
+void append(std::vector<T>& into, std::vector<T>&& from) {
+  into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+}  // namespace
+
+Inventory detect_inventory(const System& system, const DetectOptions& options) {
+  const auto table = detector_table();
+  std::vector<Slot> slots(table.size());
+  std::vector<std::jthread> threads;
+  std::vector<std::size_t> inline_ones;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const Detector& d = *table[i];
+    if (!selected(d, options)) continue;
+    if (may_wait_on_tool(d, system))
+      threads.emplace_back([&, i] { run_one(*table[i], system, options, slots[i]); });
+    else
+      inline_ones.push_back(i);
+  }
+  for (std::size_t i : inline_ones) run_one(*table[i], system, options, slots[i]);
+  threads.clear();  // joins
+
+  // Merge in table order, whatever order the threads finished in.
+  Inventory inv;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const Detector& d = *table[i];
+    if (!selected(d, options)) continue;
+    DetectorOutput& out = slots[i].output;
+    append(inv.devices, std::move(out.devices));
+    append(inv.links, std::move(out.links));
+    append(inv.interconnects, std::move(out.interconnects));
+    append(inv.warnings, std::move(out.warnings));
+    append(inv.system.storage, std::move(out.storage));
+    append(inv.system.network, std::move(out.network));
+    if (out.cpu) inv.system.cpu = std::move(out.cpu);
+    if (out.environment) inv.system.environment = std::move(out.environment);
+    inv.timings.push_back(BackendTiming{std::string(d.name), slots[i].elapsed});
+  }
+  finalize_inventory(inv, system);
+  return inv;
+}
+
+}  // namespace hwaccel

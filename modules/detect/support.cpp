@@ -1,0 +1,223 @@
+// Shared detector plumbing: warnings, tool requests, sysfs and PCI readers.
+module;
+#include <algorithm>
+#include <bitset>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+module hwaccel.detect;
+
+namespace hwaccel {
+
+Result<std::bitset<backend_count>> parse_backend_list(std::string_view list) {
+  std::bitset<backend_count> selected;
+  list = text::trim(list);
+  if (list.empty() || list == "none") return selected;
+  while (!list.empty()) {
+    const std::string_view name = text::trim(text::next_token(list, ','));
+    if (name.empty()) continue;
+    if (name == "all") {
+      selected.set();
+      continue;
+    }
+    const auto backend = parse_backend(name);
+    if (!backend) {
+      std::string valid;
+      for (Backend b : all_backends) {
+        if (!valid.empty()) valid += ", ";
+        valid += to_string(b);
+      }
+      return fail(ErrorKind::invalid_input,
+                  text::cat("unknown backend '", text::excerpt(name, 40), "'; valid names: all, none, ", valid));
+    }
+    selected.set(static_cast<std::size_t>(*backend));
+  }
+  return selected;
+}
+
+WarningKind warning_kind_for(ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::permission_denied: return WarningKind::permission_denied;
+    case ErrorKind::timeout: return WarningKind::timeout;
+    case ErrorKind::not_captured: return WarningKind::not_captured;
+    case ErrorKind::parse_error: return WarningKind::parse_error;
+    case ErrorKind::tool_not_found: return WarningKind::tool_missing;
+    case ErrorKind::tool_failed: return WarningKind::tool_failed;
+    case ErrorKind::invalid_input: return WarningKind::invalid_value;
+    case ErrorKind::unsupported: return WarningKind::unsupported;
+    case ErrorKind::not_found:
+    case ErrorKind::io_error:
+    case ErrorKind::not_regular_file:
+    case ErrorKind::escapes_root:
+    case ErrorKind::symlink_loop: return WarningKind::io_error;
+  }
+  return WarningKind::io_error;
+}
+
+void DetectContext::warn(DetectorOutput& out, WarningKind kind, std::string message) const {
+  out.warnings.push_back(Warning{std::string(source_), kind, std::move(message)});
+}
+
+void DetectContext::warn(DetectorOutput& out, const Error& error) const {
+  warn(out, warning_kind_for(error.kind), error.message);
+}
+
+ToolRequest DetectContext::request(std::vector<std::string> argv) const {
+  ToolRequest req;
+  req.argv = std::move(argv);
+  req.timeout = options_.tool_timeout;
+  req.max_output_bytes = options_.tool_output_cap;
+  return req;
+}
+
+Result<ToolResult> DetectContext::run(std::vector<std::string> argv) const {
+  return system_.run(request(std::move(argv)));
+}
+
+std::vector<Result<ToolResult>> DetectContext::run_concurrently(std::span<const ToolRequest> requests) const {
+  std::vector<Result<ToolResult>> results(requests.size(), fail(ErrorKind::tool_failed, "not run"));
+  if (requests.empty()) return results;
+  std::vector<std::jthread> workers;
+  workers.reserve(requests.size() - 1);
+  for (std::size_t i = 1; i < requests.size(); ++i)
+    workers.emplace_back([&, i] { results[i] = system_.run(requests[i]); });
+  results[0] = system_.run(requests[0]);
+  workers.clear();  // joins
+  return results;
+}
+
+std::optional<std::string> read_text(const System& system, std::string_view path, std::size_t cap) {
+  auto content = system.read_file(path, cap);
+  if (!content) return std::nullopt;
+  const std::string_view trimmed = text::trim(content->data);
+  if (trimmed.size() == content->data.size()) return std::move(content->data);
+  return std::string(trimmed);
+}
+
+std::optional<std::uint64_t> read_u64(const System& system, std::string_view path, int base) {
+  const auto content = system.read_file(path, 256);
+  if (!content || content->truncated) return std::nullopt;
+  return text::parse_u64(content->data, base);
+}
+
+std::optional<std::int64_t> read_i64(const System& system, std::string_view path) {
+  const auto content = system.read_file(path, 256);
+  if (!content || content->truncated) return std::nullopt;
+  return text::parse_i64(content->data);
+}
+
+std::vector<std::string> list_names(const System& system, std::string_view path) {
+  std::vector<std::string> names;
+  auto entries = system.list_dir(path);
+  if (!entries) return names;
+  names.reserve(entries->size());
+  for (auto& e : *entries) names.push_back(std::move(e.name));
+  return names;
+}
+
+std::string_view base_name(std::string_view path) noexcept {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool natural_less(std::string_view a, std::string_view b) noexcept {
+  std::size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::optional<double> parse_link_speed(std::string_view s) noexcept {
+  // "16.0 GT/s PCIe", "8 GT/s", "2.5 GT/s", older kernels "5 GT/s"; "Unknown" otherwise.
+  const auto n = text::parse_number_with_unit(s);
+  if (!n || n->value <= 0 || n->value > 1000 || !n->unit.starts_with("GT/s")) return std::nullopt;
+  return n->value;
+}
+
+namespace {
+
+std::optional<std::uint16_t> read_id16(const System& sys, const std::string& path) {
+  const auto v = read_u64(sys, path, 16);
+  if (!v || *v > 0xffff) return std::nullopt;
+  return static_cast<std::uint16_t>(*v);
+}
+
+// "PCI_ID=1002:73BF" from uevent: the fallback when the `vendor`/`device`
+// attributes are missing from a snapshot.
+void ids_from_uevent(const System& sys, const std::string& dir, PciFunction& f) {
+  const auto uevent = read_text(sys, dir + "/uevent");
+  if (!uevent) return;
+  std::string_view rest = *uevent;
+  while (!rest.empty()) {
+    std::string_view line = text::next_line(rest);
+    if (line.starts_with("PCI_ID=")) {
+      line.remove_prefix(7);
+      const auto colon = line.find(':');
+      if (colon == std::string_view::npos) continue;
+      const auto v = text::parse_hex(line.substr(0, colon));
+      const auto d = text::parse_hex(line.substr(colon + 1));
+      if (!f.vendor_id && v && *v <= 0xffff) f.vendor_id = static_cast<std::uint16_t>(*v);
+      if (!f.device_id && d && *d <= 0xffff) f.device_id = static_cast<std::uint16_t>(*d);
+    } else if (line.starts_with("DRIVER=") && !f.driver) {
+      f.driver = std::string(text::trim(line.substr(7)));
+    }
+  }
+}
+
+}  // namespace
+
+PciFunction read_pci_function(const System& sys, const PciAddress& address) {
+  PciFunction f;
+  f.address = address;
+  const std::string dir = "/sys/bus/pci/devices/" + address.to_string();
+  f.vendor_id = read_id16(sys, dir + "/vendor");
+  f.device_id = read_id16(sys, dir + "/device");
+  f.subsystem_vendor_id = read_id16(sys, dir + "/subsystem_vendor");
+  f.subsystem_device_id = read_id16(sys, dir + "/subsystem_device");
+  if (const auto cls = read_u64(sys, dir + "/class", 16); cls && *cls <= 0xffffff)
+    f.class_code = static_cast<std::uint32_t>(*cls);
+  if (const auto link = sys.read_link(dir + "/driver")) f.driver = std::string(base_name(*link));
+  if (!f.vendor_id || !f.device_id || !f.driver) ids_from_uevent(sys, dir, f);
+  if (const auto numa = read_i64(sys, dir + "/numa_node"); numa && *numa >= 0 && *numa < 65536)
+    f.numa_node = static_cast<std::int32_t>(*numa);
+  f.local_cpulist = read_text(sys, dir + "/local_cpulist");
+  if (const auto s = read_text(sys, dir + "/current_link_speed")) f.link.current_speed_gts = parse_link_speed(*s);
+  if (const auto s = read_text(sys, dir + "/max_link_speed")) f.link.max_speed_gts = parse_link_speed(*s);
+  if (const auto w = read_u64(sys, dir + "/current_link_width"); w && *w > 0 && *w <= 64)
+    f.link.current_width = static_cast<std::uint32_t>(*w);
+  if (const auto w = read_u64(sys, dir + "/max_link_width"); w && *w > 0 && *w <= 64)
+    f.link.max_width = static_cast<std::uint32_t>(*w);
+  return f;
+}
+
+std::vector<PciAddress> pci_functions_of_driver(const System& sys, std::string_view driver) {
+  std::vector<PciAddress> out;
+  for (const auto& name : list_names(sys, text::cat("/sys/bus/pci/drivers/", driver)))
+    if (const auto addr = PciAddress::parse(name)) out.push_back(*addr);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace hwaccel

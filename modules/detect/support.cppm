@@ -1,0 +1,126 @@
+// What a detector is given and returns, and the sysfs/PCI readers backends share.
+module;
+#include <bitset>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+export module hwaccel.detect:support;
+import hwaccel.hardware;
+import :system;
+
+export namespace hwaccel {
+
+/// Which backends and probes a detection runs, and its limits.
+struct DetectOptions {
+  std::bitset<backend_count> backends = std::bitset<backend_count>{}.set();
+  /// Host probes that are not accelerators: environment, storage, network.
+  bool system_probes = true;
+  std::chrono::milliseconds tool_timeout = default_tool_timeout;
+  std::size_t tool_output_cap = default_output_cap;
+
+  bool enabled(Backend b) const noexcept { return backends.test(static_cast<std::size_t>(b)); }
+};
+
+/// Parses "cuda,rocm" (names as in to_string(Backend)); "all" selects every
+/// backend, "none" or "" none. Unknown names are an invalid_input error that
+/// lists the valid ones.
+Result<std::bitset<backend_count>> parse_backend_list(std::string_view list);
+
+/// What one detector found. Detectors never throw, print or exit: anything
+/// that went wrong is a warning here.
+struct DetectorOutput {
+  std::vector<DeviceProfile> devices;
+  std::vector<DeviceLink> links;
+  std::vector<Interconnect> interconnects;
+  std::vector<Warning> warnings;
+  std::optional<CpuInfo> cpu;
+  std::optional<Environment> environment;
+  std::vector<StorageDevice> storage;
+  std::vector<NetworkPort> network;
+};
+
+/// The view of the machine handed to a detector.
+class DetectContext {
+ public:
+  DetectContext(const System& system, const DetectOptions& options, std::string_view source) noexcept
+      : system_(system), options_(options), source_(source) {}
+
+  const System& system() const noexcept { return system_; }
+  const DetectOptions& options() const noexcept { return options_; }
+  /// Name warnings are filed under ("cuda", "environment").
+  std::string_view source() const noexcept { return source_; }
+
+  /// Adds a warning attributed to this detector.
+  void warn(DetectorOutput& out, WarningKind kind, std::string message) const;
+  /// Adds a warning for a failed System call, mapping its error kind.
+  void warn(DetectorOutput& out, const Error& error) const;
+
+  /// A tool request with this detection's timeout and output cap.
+  ToolRequest request(std::vector<std::string> argv) const;
+  Result<ToolResult> run(std::vector<std::string> argv) const;
+  /// Runs several tools at once and returns their results in request order.
+  std::vector<Result<ToolResult>> run_concurrently(std::span<const ToolRequest> requests) const;
+
+ private:
+  const System& system_;
+  const DetectOptions& options_;
+  std::string_view source_;
+};
+
+/// The warning kind that describes a failed System call.
+WarningKind warning_kind_for(ErrorKind kind) noexcept;
+
+/// A detector of the registration table.
+struct Detector {
+  std::string_view name;           ///< backend or probe name
+  std::optional<Backend> backend;  ///< empty for host probes
+  /// Tools the detector may run; a detector whose tools are all absent runs
+  /// on the calling thread, one that may wait on a tool gets its own.
+  std::span<const std::string_view> tools;
+  DetectorOutput (*detect)(const DetectContext&);
+};
+
+// --- shared readers ---------------------------------------------------------
+
+/// Trimmed content of a small text file (sysfs attribute), nullopt on any error.
+std::optional<std::string> read_text(const System& system, std::string_view path, std::size_t cap = 64 * 1024);
+/// Unsigned integer file; decimal, or hex with base 16 ("0x10de" accepted).
+std::optional<std::uint64_t> read_u64(const System& system, std::string_view path, int base = 10);
+std::optional<std::int64_t> read_i64(const System& system, std::string_view path);
+/// Entry names of a directory, empty on any error.
+std::vector<std::string> list_names(const System& system, std::string_view path);
+/// Last path component ("../../bus/pci/drivers/amdgpu" -> "amdgpu").
+std::string_view base_name(std::string_view path) noexcept;
+/// Orders names with embedded numbers numerically: card2 < card10.
+bool natural_less(std::string_view a, std::string_view b) noexcept;
+
+/// What sysfs knows about one PCI function.
+struct PciFunction {
+  PciAddress address;
+  std::optional<std::uint16_t> vendor_id;
+  std::optional<std::uint16_t> device_id;
+  std::optional<std::uint16_t> subsystem_vendor_id;
+  std::optional<std::uint16_t> subsystem_device_id;
+  std::optional<std::uint32_t> class_code;  ///< 24-bit class, e.g. 0x030000
+  std::optional<std::string> driver;        ///< bound driver name
+  std::optional<std::int32_t> numa_node;    ///< absent when sysfs says -1
+  std::optional<std::string> local_cpulist;
+  PcieLink link;
+};
+
+/// Reads /sys/bus/pci/devices/<address>/. Vendor and device ids fall back to
+/// the uevent file (some sysfs snapshots lack the `device` attribute).
+PciFunction read_pci_function(const System& system, const PciAddress& address);
+
+/// PCI addresses of the functions bound to a driver
+/// (/sys/bus/pci/drivers/<driver>/), sorted.
+std::vector<PciAddress> pci_functions_of_driver(const System& system, std::string_view driver);
+
+/// Parses a sysfs link speed ("16.0 GT/s PCIe", "2.5 GT/s") to GT/s.
+std::optional<double> parse_link_speed(std::string_view text) noexcept;
+
+}  // namespace hwaccel

@@ -1,0 +1,205 @@
+// The System seam: the only way detectors read the machine. Live, fixture
+// replay and recording implementations.
+module;
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+export module hwaccel.detect:system;
+import hwaccel.hardware;
+
+export namespace hwaccel {
+
+enum class FileType : std::uint8_t { regular, directory, symlink, char_device, block_device, fifo, socket, unknown };
+
+std::string_view to_string(FileType type) noexcept;
+
+/// What stat() says about a path.
+struct FileStatus {
+  FileType type = FileType::unknown;
+  std::uint64_t size = 0;
+  std::uint32_t mode = 0;  ///< permission bits (07777)
+};
+
+/// Bytes read from a file; `truncated` when the file is longer than the cap.
+struct FileContent {
+  std::string data;
+  bool truncated = false;
+};
+
+struct DirEntry {
+  std::string name;
+  FileType type = FileType::unknown;
+
+  friend bool operator==(const DirEntry&, const DirEntry&) = default;
+};
+
+/// Reads larger than this must be asked for explicitly: sysfs and procfs
+/// values are small, and a multi-gigabyte file must never be slurped.
+inline constexpr std::size_t default_read_cap = std::size_t{1} << 20;
+/// Per-stream cap on captured tool output; the rest is drained and dropped.
+inline constexpr std::size_t default_output_cap = std::size_t{32} << 20;
+inline constexpr std::chrono::milliseconds default_tool_timeout{5000};
+
+/// A tool invocation: no shell, argv only.
+struct ToolRequest {
+  std::vector<std::string> argv;  ///< argv[0] is the bare tool name, looked up on PATH
+  std::chrono::milliseconds timeout = default_tool_timeout;
+  std::size_t max_output_bytes = default_output_cap;
+};
+
+/// What a finished tool printed and how it ended. A non-zero exit is a
+/// result, not an error: callers decide what it means.
+struct ToolResult {
+  std::string out;
+  std::string err;
+  int exit_code = 0;           ///< valid when `signal` is empty
+  std::optional<int> signal;   ///< set when the tool was killed by a signal
+  bool out_truncated = false;
+  bool err_truncated = false;
+  std::chrono::microseconds elapsed{0};
+
+  bool succeeded() const noexcept { return !signal && exit_code == 0; }
+};
+
+/// Read-only view of a machine. Every method is safe to call from several
+/// threads at once. Paths are absolute, as on the real machine ("/sys/...").
+class System {
+ public:
+  virtual ~System() = default;
+
+  /// Reads at most `max_bytes` of a regular file. FIFOs, sockets and device
+  /// nodes are refused (ErrorKind::not_regular_file) without being opened
+  /// for a blocking read.
+  virtual Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const = 0;
+  /// Entries of a directory, "." and ".." excluded, sorted by name (bytewise).
+  virtual Result<std::vector<DirEntry>> list_dir(std::string_view path) const = 0;
+  /// Target of a symbolic link, as stored.
+  virtual Result<std::string> read_link(std::string_view path) const = 0;
+  virtual Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const = 0;
+  /// An environment variable of the detecting process.
+  virtual std::optional<std::string> env(std::string_view name) const = 0;
+  /// Absolute path of an executable tool (regular file with the exec bit),
+  /// or nullopt. `name` must be a bare file name.
+  virtual std::optional<std::string> find_tool(std::string_view name) const = 0;
+  /// Runs a tool found by find_tool(argv[0]). Errors: tool_not_found,
+  /// tool_failed (could not start), timeout (process group killed),
+  /// not_captured (fixture replay).
+  virtual Result<ToolResult> run(const ToolRequest& request) const = 0;
+
+  bool exists(std::string_view path) const { return status(path).has_value(); }
+};
+
+/// Options of the live system.
+struct LiveOptions {
+  /// Directories searched for tools; PATH of the process when empty.
+  std::optional<std::string> search_path;
+  /// Vendor folders searched after PATH: tools are often installed there
+  /// without being on PATH (ROCm, WSL's nvidia-smi, Neuron, Qualcomm AIC).
+  std::vector<std::string> extra_tool_dirs = {"/usr/lib/wsl/lib", "/opt/rocm/bin", "/opt/aws/neuron/bin",
+                                              "/opt/qti-aic/tools"};
+  /// Variables removed from a tool's environment: they inject code into it.
+  std::vector<std::string> stripped_env = {"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"};
+};
+
+/// The machine this process runs on.
+std::unique_ptr<System> make_live_system(LiveOptions options = {});
+
+/// One captured tool run of a fixture manifest.
+struct CommandRecord {
+  std::vector<std::string> argv;
+  std::string stdout_path;  ///< relative to commands/
+  std::optional<std::string> stderr_path;
+  int exit = 0;
+  std::optional<int> signal;
+  std::optional<std::uint32_t> duration_ms;
+  bool hang = false;
+};
+
+/// fixture.json, format 1 (docs/fixtures.md).
+struct FixtureManifest {
+  int format = 1;
+  std::string machine;
+  std::string source;
+  bool synthetic = true;
+  std::map<std::string, std::string, std::less<>> env;
+  std::vector<std::string> tools;
+  std::vector<CommandRecord> commands;
+};
+
+/// Parses and validates a fixture manifest.
+Result<FixtureManifest> parse_fixture_manifest(std::string_view json);
+/// Writes a manifest in canonical form.
+std::string write_fixture_manifest(const FixtureManifest& manifest);
+
+struct FixtureOptions {
+  /// Sleep for each command's recorded duration_ms, and until the deadline
+  /// for a hung one (latency benchmarks). Off: replies come at once.
+  bool simulate_durations = false;
+  /// File contents up to this size are loaded when the fixture is opened, so
+  /// that replay touches no disk; larger files are read on demand.
+  std::size_t preload_file_bytes = std::size_t{1} << 20;
+  /// Upper bound on everything preloaded.
+  std::size_t preload_total_bytes = std::size_t{256} << 20;
+  /// Upper bound on entries in root/ (a hostile fixture cannot exhaust memory).
+  std::size_t max_entries = 1'000'000;
+};
+
+/// A captured machine replayed from a fixture folder.
+class FixtureSystem final : public System {
+ public:
+  /// Opens `dir` (holding fixture.json, root/, commands/). Fails with a clear
+  /// error on a malformed manifest or a root that cannot be read.
+  static Result<std::unique_ptr<FixtureSystem>> open(std::string_view dir, FixtureOptions options = {});
+  ~FixtureSystem() override;
+
+  const FixtureManifest& manifest() const noexcept;
+
+  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
+  Result<std::string> read_link(std::string_view path) const override;
+  Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
+  std::optional<std::string> env(std::string_view name) const override;
+  std::optional<std::string> find_tool(std::string_view name) const override;
+  Result<ToolResult> run(const ToolRequest& request) const override;
+
+  struct State;
+
+ private:
+  explicit FixtureSystem(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+/// Wraps another System and records everything read and run through it, so
+/// that the same detection can be replayed later from a fixture folder.
+class RecordingSystem final : public System {
+ public:
+  explicit RecordingSystem(const System& inner);
+  ~RecordingSystem() override;
+
+  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
+  Result<std::string> read_link(std::string_view path) const override;
+  Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
+  std::optional<std::string> env(std::string_view name) const override;
+  std::optional<std::string> find_tool(std::string_view name) const override;
+  Result<ToolResult> run(const ToolRequest& request) const override;
+
+  /// Writes the fixture folder (fixture.json, root/, commands/) to `dir`,
+  /// which must not exist yet or be empty.
+  Result<void> write(std::string_view dir, std::string_view machine, std::string_view source) const;
+
+  struct State;
+
+ private:
+  const System& inner_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace hwaccel

@@ -1,0 +1,533 @@
+// Fixture replay: a captured machine served from a folder (docs/fixtures.md).
+// The root/ tree is indexed once; symlinks resolve inside it and a link that
+// would leave it is an error. No path outside the fixture is ever opened.
+module;
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <simdjson.h>
+module hwaccel.detect;
+
+namespace hwaccel {
+
+namespace {
+
+constexpr int max_symlink_hops = 40;
+
+struct Node {
+  FileType type = FileType::unknown;
+  std::uint64_t size = 0;
+  std::uint32_t mode = 0;
+  std::string link;                // symlink target
+  std::string disk_path;           // regular file: where its bytes are
+  std::optional<std::string> data; // preloaded content (whole file, or the first preload bytes)
+  bool data_complete = false;
+  std::map<std::string, std::unique_ptr<Node>, std::less<>> children;  // directory
+};
+
+std::vector<std::string_view> components(std::string_view path) {
+  std::vector<std::string_view> out;
+  while (!path.empty()) {
+    const std::string_view c = text::next_token(path, '/');
+    if (!c.empty() && c != ".") out.push_back(c);
+  }
+  return out;
+}
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Reads at most `cap` bytes of a regular file inside the fixture; `truncated`
+// when more is there. Opens with O_NOFOLLOW|O_NONBLOCK and checks the type, so
+// a FIFO or a link planted after indexing is never followed or blocked on.
+Result<FileContent> read_disk_file(const std::string& disk_path, std::size_t cap, std::string_view shown) {
+  FileDescriptor fd(::open(disk_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+  if (fd.get() < 0) {
+    const int err = errno;
+    return fail(err == EACCES || err == EPERM ? ErrorKind::permission_denied : ErrorKind::io_error,
+                text::cat("cannot open ", shown, " in the fixture: ", std::strerror(err)));
+  }
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    return fail(ErrorKind::not_regular_file, text::cat("refusing to read ", shown, ": not a regular file"));
+  FileContent content;
+  const std::size_t want = std::min<std::uint64_t>(cap, static_cast<std::uint64_t>(st.st_size) + 1);
+  content.data.resize(std::min<std::size_t>(want, 1 << 16));
+  std::size_t got = 0;
+  while (got < cap + 1) {
+    if (got == content.data.size()) content.data.resize(std::min<std::size_t>(content.data.size() * 2, cap + 1));
+    const ssize_t n = ::read(fd.get(), content.data.data() + got, content.data.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrorKind::io_error, text::cat("cannot read ", shown, " in the fixture: ", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  content.data.resize(got);
+  if (content.data.size() > cap) {
+    content.data.resize(cap);
+    content.truncated = true;
+  }
+  return content;
+}
+
+FileType type_of(mode_t mode) noexcept {
+  if (S_ISREG(mode)) return FileType::regular;
+  if (S_ISDIR(mode)) return FileType::directory;
+  if (S_ISLNK(mode)) return FileType::symlink;
+  if (S_ISCHR(mode)) return FileType::char_device;
+  if (S_ISBLK(mode)) return FileType::block_device;
+  if (S_ISFIFO(mode)) return FileType::fifo;
+  if (S_ISSOCK(mode)) return FileType::socket;
+  return FileType::unknown;
+}
+
+struct Indexer {
+  const FixtureOptions& options;
+  std::size_t entries = 0;
+  std::size_t preloaded = 0;
+
+  // Indexes `dir_path` (a real directory inside the fixture) into `node`,
+  // never following links: each link is recorded as text.
+  Result<void> index(const std::string& dir_path, Node& node, int depth) {
+    if (depth > 256) return fail(ErrorKind::invalid_input, text::cat("fixture tree too deep at ", dir_path));
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(dir_path.c_str()), &::closedir);
+    if (!dir) return fail(ErrorKind::io_error, text::cat("cannot list fixture folder ", dir_path, ": ", std::strerror(errno)));
+    while (const dirent* e = ::readdir(dir.get())) {
+      const std::string_view name(e->d_name);
+      if (name == "." || name == "..") continue;
+      if (++entries > options.max_entries)
+        return fail(ErrorKind::invalid_input, text::cat("fixture root has more than ", options.max_entries, " entries"));
+      const std::string child_path = dir_path + "/" + std::string(name);
+      struct stat st{};
+      if (::lstat(child_path.c_str(), &st) != 0) continue;
+      auto child = std::make_unique<Node>();
+      child->type = type_of(st.st_mode);
+      child->size = static_cast<std::uint64_t>(st.st_size);
+      child->mode = static_cast<std::uint32_t>(st.st_mode & 07777);
+      if (child->type == FileType::directory) {
+        if (auto r = index(child_path, *child, depth + 1); !r) return r;
+      } else if (child->type == FileType::symlink) {
+        std::string target(4096, '\0');
+        const ssize_t n = ::readlink(child_path.c_str(), target.data(), target.size());
+        if (n < 0 || static_cast<std::size_t>(n) >= target.size()) continue;
+        target.resize(static_cast<std::size_t>(n));
+        child->link = std::move(target);
+      } else if (child->type == FileType::regular) {
+        child->disk_path = child_path;
+        if (child->size <= options.preload_file_bytes && preloaded + child->size <= options.preload_total_bytes) {
+          if (auto content = read_disk_file(child_path, options.preload_file_bytes, child_path); content) {
+            preloaded += content->data.size();
+            child->data_complete = !content->truncated;
+            child->data = std::move(content->data);
+          }
+        }
+      }
+      node.children.emplace(std::string(name), std::move(child));
+    }
+    return {};
+  }
+};
+
+// ---- manifest ----------------------------------------------------------------
+
+Result<std::string> get_string(simdjson::dom::object obj, std::string_view key, std::string_view where, bool required) {
+  simdjson::dom::element el;
+  if (obj[key].get(el) != simdjson::SUCCESS) {
+    if (required) return fail(ErrorKind::parse_error, text::cat(where, ": missing required field \"", key, "\""));
+    return std::string();
+  }
+  std::string_view v;
+  if (el.get_string().get(v) != simdjson::SUCCESS)
+    return fail(ErrorKind::parse_error, text::cat(where, ": field \"", key, "\" must be a string"));
+  return std::string(v);
+}
+
+// A path under commands/: relative, no "..", no NUL.
+bool safe_relative_path(std::string_view p) {
+  if (p.empty() || p.front() == '/' || p.find('\0') != std::string_view::npos) return false;
+  for (std::string_view c : components(p))
+    if (c == "..") return false;
+  return true;
+}
+
+}  // namespace
+
+Result<FixtureManifest> parse_fixture_manifest(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+    return fail(ErrorKind::parse_error, text::cat("fixture.json is not valid JSON: ", simdjson::error_message(err)));
+  simdjson::dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS)
+    return fail(ErrorKind::parse_error, "fixture.json must be a JSON object");
+
+  FixtureManifest m;
+  std::int64_t format = 0;
+  if (root["format"].get_int64().get(format) != simdjson::SUCCESS)
+    return fail(ErrorKind::parse_error, "fixture.json: missing or non-integer field \"format\"");
+  if (format != 1)
+    return fail(ErrorKind::parse_error, text::cat("fixture.json: unsupported format ", format, " (this version reads format 1)"));
+  m.format = 1;
+  auto machine = get_string(root, "machine", "fixture.json", true);
+  if (!machine) return fail(machine.error());
+  m.machine = std::move(*machine);
+  auto source = get_string(root, "source", "fixture.json", true);
+  if (!source) return fail(source.error());
+  m.source = std::move(*source);
+  if (root["synthetic"].get_bool().get(m.synthetic) != simdjson::SUCCESS)
+    return fail(ErrorKind::parse_error, "fixture.json: missing or non-boolean field \"synthetic\"");
+
+  simdjson::dom::element el;
+  if (root["env"].get(el) == simdjson::SUCCESS) {
+    simdjson::dom::object env;
+    if (el.get_object().get(env) != simdjson::SUCCESS)
+      return fail(ErrorKind::parse_error, "fixture.json: \"env\" must be an object of strings");
+    for (auto [k, v] : env) {
+      std::string_view value;
+      if (v.get_string().get(value) != simdjson::SUCCESS)
+        return fail(ErrorKind::parse_error, text::cat("fixture.json: env \"", k, "\" must be a string"));
+      m.env.emplace(std::string(k), std::string(value));
+    }
+  }
+  if (root["tools"].get(el) == simdjson::SUCCESS) {
+    simdjson::dom::array tools;
+    if (el.get_array().get(tools) != simdjson::SUCCESS)
+      return fail(ErrorKind::parse_error, "fixture.json: \"tools\" must be an array of strings");
+    for (auto t : tools) {
+      std::string_view name;
+      if (t.get_string().get(name) != simdjson::SUCCESS || name.empty() || name.find('/') != std::string_view::npos)
+        return fail(ErrorKind::parse_error, "fixture.json: every entry of \"tools\" must be a bare tool name");
+      m.tools.emplace_back(name);
+    }
+  }
+  if (root["commands"].get(el) == simdjson::SUCCESS) {
+    simdjson::dom::array commands;
+    if (el.get_array().get(commands) != simdjson::SUCCESS)
+      return fail(ErrorKind::parse_error, "fixture.json: \"commands\" must be an array");
+    std::size_t i = 0;
+    for (auto c : commands) {
+      const std::string where = text::cat("fixture.json: commands[", i++, "]");
+      simdjson::dom::object cmd;
+      if (c.get_object().get(cmd) != simdjson::SUCCESS) return fail(ErrorKind::parse_error, where + " must be an object");
+      CommandRecord rec;
+      simdjson::dom::array argv;
+      if (cmd["argv"].get_array().get(argv) != simdjson::SUCCESS)
+        return fail(ErrorKind::parse_error, where + ": missing array field \"argv\"");
+      for (auto a : argv) {
+        std::string_view arg;
+        if (a.get_string().get(arg) != simdjson::SUCCESS)
+          return fail(ErrorKind::parse_error, where + ": \"argv\" must hold strings");
+        rec.argv.emplace_back(arg);
+      }
+      if (rec.argv.empty() || rec.argv[0].find('/') != std::string::npos)
+        return fail(ErrorKind::parse_error, where + ": argv[0] must be a bare tool name");
+      auto out = get_string(cmd, "stdout", where, true);
+      if (!out) return fail(out.error());
+      if (!safe_relative_path(*out))
+        return fail(ErrorKind::escapes_root, text::cat(where, ": stdout path \"", text::excerpt(*out), "\" leaves commands/"));
+      rec.stdout_path = std::move(*out);
+      if (cmd["stderr"].get(el) == simdjson::SUCCESS) {
+        std::string_view p;
+        if (el.get_string().get(p) != simdjson::SUCCESS || !safe_relative_path(p))
+          return fail(ErrorKind::parse_error, where + ": \"stderr\" must be a relative path under commands/");
+        rec.stderr_path = std::string(p);
+      }
+      std::int64_t exit_code = 0;
+      if (cmd["exit"].get_int64().get(exit_code) != simdjson::SUCCESS || exit_code < 0 || exit_code > 255)
+        return fail(ErrorKind::parse_error, where + ": missing integer field \"exit\" (0-255)");
+      rec.exit = static_cast<int>(exit_code);
+      if (cmd["signal"].get(el) == simdjson::SUCCESS) {
+        std::int64_t sig = 0;
+        if (el.get_int64().get(sig) != simdjson::SUCCESS || sig <= 0 || sig > 64)
+          return fail(ErrorKind::parse_error, where + ": \"signal\" must be a signal number");
+        rec.signal = static_cast<int>(sig);
+      }
+      if (cmd["duration_ms"].get(el) == simdjson::SUCCESS) {
+        std::int64_t ms = 0;
+        if (el.get_int64().get(ms) != simdjson::SUCCESS || ms < 0 || ms > 3'600'000)
+          return fail(ErrorKind::parse_error, where + ": \"duration_ms\" must be an integer between 0 and 3600000");
+        rec.duration_ms = static_cast<std::uint32_t>(ms);
+      }
+      if (cmd["hang"].get(el) == simdjson::SUCCESS && el.get_bool().get(rec.hang) != simdjson::SUCCESS)
+        return fail(ErrorKind::parse_error, where + ": \"hang\" must be a boolean");
+      m.commands.push_back(std::move(rec));
+    }
+  }
+  return m;
+}
+
+std::string write_fixture_manifest(const FixtureManifest& m) {
+  json::Writer w(true);
+  w.begin_object();
+  w.field("format", m.format);
+  w.field("machine", m.machine);
+  w.field("source", m.source);
+  w.field("synthetic", m.synthetic);
+  w.key("env").begin_object();
+  for (const auto& [k, v] : m.env) w.field(k, v);
+  w.end_object();
+  w.key("tools").begin_array();
+  for (const auto& t : m.tools) w.value(t);
+  w.end_array();
+  w.key("commands").begin_array();
+  for (const auto& c : m.commands) {
+    w.begin_object();
+    w.key("argv").begin_array();
+    for (const auto& a : c.argv) w.value(a);
+    w.end_array();
+    w.field("stdout", c.stdout_path);
+    w.field("stderr", c.stderr_path);
+    w.field("exit", c.exit);
+    w.field("signal", c.signal);
+    w.field("duration_ms", c.duration_ms);
+    if (c.hang) w.field("hang", true);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  std::string out = std::move(w).take();
+  out.push_back('\n');
+  return out;
+}
+
+struct FixtureSystem::State {
+  std::string dir;
+  std::string commands_dir;
+  FixtureOptions options;
+  FixtureManifest manifest;
+  Node root;
+
+  // A captured output file must really be inside commands/: a symlinked
+  // folder on the way could point anywhere.
+  bool inside_commands(const std::string& rel) const {
+    char resolved[PATH_MAX];
+    const std::string full = commands_dir + "/" + rel;
+    if (!::realpath(full.c_str(), resolved)) return true;  // the read reports the missing file
+    const std::string_view r(resolved);
+    return r.starts_with(commands_dir) && r.size() > commands_dir.size() && r[commands_dir.size()] == '/';
+  }
+
+  // Walks `path` through the indexed tree without allocating: the remaining
+  // text of the path and of each link being followed are kept as views.
+  // Links are followed (the last one only when `follow_last`); absolute
+  // targets restart at the fixture root, and ".." above the root is an
+  // escape, reported rather than clamped.
+  Result<const Node*> resolve(std::string_view path, bool follow_last) const {
+    if (path.empty() || path.front() != '/')
+      return fail(ErrorKind::invalid_input, text::cat("path \"", text::excerpt(path), "\" is not absolute"));
+    constexpr std::size_t max_depth = 128;
+    std::array<const Node*, max_depth> dirs;
+    std::size_t depth = 0;
+    dirs[depth++] = &root;
+    std::array<std::string_view, max_symlink_hops + 1> pending;
+    std::size_t npending = 0;
+    pending[npending++] = path;
+    int hops = 0;
+    while (npending > 0) {
+      std::string_view& rest = pending[npending - 1];
+      while (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
+      if (rest.empty()) {
+        --npending;
+        continue;
+      }
+      const std::string_view comp = text::next_token(rest, '/');
+      if (comp == ".") continue;
+      if (comp == "..") {
+        if (depth == 1)
+          return fail(ErrorKind::escapes_root, text::cat(path, " leads outside the fixture root"));
+        --depth;
+        continue;
+      }
+      const Node* dir = dirs[depth - 1];
+      if (dir->type != FileType::directory)
+        return fail(ErrorKind::not_found, text::cat(path, ": a component is not a directory"));
+      const auto it = dir->children.find(comp);
+      if (it == dir->children.end()) return fail(ErrorKind::not_found, text::cat(path, ": no such file or directory"));
+      const Node* child = it->second.get();
+      bool last = true;
+      for (std::size_t i = npending; i-- > 0;) {
+        if (pending[i].find_first_not_of('/') != std::string_view::npos) {
+          last = false;
+          break;
+        }
+      }
+      if (child->type == FileType::symlink && (!last || follow_last)) {
+        if (++hops > max_symlink_hops)
+          return fail(ErrorKind::symlink_loop, text::cat(path, ": too many levels of symbolic links"));
+        if (!child->link.empty() && child->link.front() == '/') depth = 1;
+        pending[npending++] = child->link;
+        continue;
+      }
+      if (depth == max_depth) return fail(ErrorKind::invalid_input, text::cat(path, ": path too deep"));
+      dirs[depth++] = child;
+    }
+    return dirs[depth - 1];
+  }
+};
+
+FixtureSystem::FixtureSystem(std::unique_ptr<State> state) : state_(std::move(state)) {}
+FixtureSystem::~FixtureSystem() = default;
+
+Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open(std::string_view dir, FixtureOptions options) {
+  auto state = std::make_unique<State>();
+  state->options = options;
+  std::string d(dir);
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  char resolved[PATH_MAX];
+  if (!::realpath(d.c_str(), resolved))
+    return fail(ErrorKind::not_found, text::cat("fixture folder ", dir, ": ", std::strerror(errno)));
+  state->dir = resolved;
+  state->commands_dir = state->dir + "/commands";
+
+  auto manifest_text = read_disk_file(state->dir + "/fixture.json", 16 << 20, text::cat(dir, "/fixture.json"));
+  if (!manifest_text) {
+    if (::access((state->dir + "/fixture.json").c_str(), F_OK) != 0)
+      return fail(ErrorKind::not_found, text::cat(dir, " has no fixture.json: not a fixture folder"));
+    return fail(manifest_text.error());
+  }
+  if (manifest_text->truncated) return fail(ErrorKind::invalid_input, text::cat(dir, "/fixture.json is larger than 16 MiB"));
+  auto manifest = parse_fixture_manifest(manifest_text->data);
+  if (!manifest) return fail(Error{manifest.error().kind, text::cat(dir, ": ", manifest.error().message)});
+  state->manifest = std::move(*manifest);
+
+  state->root.type = FileType::directory;
+  const std::string root_dir = state->dir + "/root";
+  struct stat st{};
+  if (::lstat(root_dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return fail(ErrorKind::invalid_input, text::cat(dir, "/root is not a directory"));
+    Indexer indexer{state->options};
+    if (auto r = indexer.index(root_dir, state->root, 0); !r) return fail(r.error());
+  }
+  return std::unique_ptr<FixtureSystem>(new FixtureSystem(std::move(state)));
+}
+
+const FixtureManifest& FixtureSystem::manifest() const noexcept { return state_->manifest; }
+
+Result<FileContent> FixtureSystem::read_file(std::string_view path, std::size_t max_bytes) const {
+  auto r = state_->resolve(path, true);
+  if (!r) return fail(r.error());
+  const Node& n = **r;
+  if (n.type == FileType::directory) return fail(ErrorKind::io_error, text::cat("cannot read ", path, ": it is a directory"));
+  if (n.type != FileType::regular)
+    return fail(ErrorKind::not_regular_file,
+                text::cat("refusing to read ", path, ": it is a ", to_string(n.type), ", not a regular file"));
+  if (n.data && (n.data_complete || n.data->size() > max_bytes)) {
+    FileContent c;
+    c.truncated = n.data->size() > max_bytes;
+    c.data.assign(*n.data, 0, std::min(max_bytes, n.data->size()));
+    return c;
+  }
+  return read_disk_file(n.disk_path, max_bytes, path);
+}
+
+Result<std::vector<DirEntry>> FixtureSystem::list_dir(std::string_view path) const {
+  auto r = state_->resolve(path, true);
+  if (!r) return fail(r.error());
+  const Node& n = **r;
+  if (n.type != FileType::directory) return fail(ErrorKind::not_found, text::cat("cannot list ", path, ": not a directory"));
+  std::vector<DirEntry> out;
+  out.reserve(n.children.size());
+  for (const auto& [name, child] : n.children) out.push_back(DirEntry{name, child->type});
+  return out;
+}
+
+Result<std::string> FixtureSystem::read_link(std::string_view path) const {
+  auto r = state_->resolve(path, false);
+  if (!r) return fail(r.error());
+  if ((*r)->type != FileType::symlink)
+    return fail(ErrorKind::invalid_input, text::cat("cannot read link ", path, ": not a symbolic link"));
+  return (*r)->link;
+}
+
+Result<FileStatus> FixtureSystem::status(std::string_view path, bool follow) const {
+  auto r = state_->resolve(path, follow);
+  if (!r) return fail(r.error());
+  return FileStatus{(*r)->type, (*r)->size, (*r)->mode};
+}
+
+std::optional<std::string> FixtureSystem::env(std::string_view name) const {
+  const auto it = state_->manifest.env.find(name);
+  if (it == state_->manifest.env.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> FixtureSystem::find_tool(std::string_view name) const {
+  const auto& tools = state_->manifest.tools;
+  if (std::find(tools.begin(), tools.end(), name) == tools.end()) return std::nullopt;
+  return text::cat("/usr/bin/", name);
+}
+
+Result<ToolResult> FixtureSystem::run(const ToolRequest& request) const {
+  if (request.argv.empty()) return fail(ErrorKind::invalid_input, "empty command line");
+  std::string command;
+  for (const auto& a : request.argv) command += (command.empty() ? "" : " ") + a;
+  if (!find_tool(request.argv[0]))
+    return fail(ErrorKind::tool_not_found, text::cat(request.argv[0], ": not found on PATH (or not executable)"));
+  const auto& commands = state_->manifest.commands;
+  const auto it = std::find_if(commands.begin(), commands.end(),
+                               [&](const CommandRecord& c) { return c.argv == request.argv; });
+  if (it == commands.end())
+    return fail(ErrorKind::not_captured, text::cat(text::excerpt(command, 200), ": not captured in this fixture"));
+  const auto sleep_for = [&](std::chrono::milliseconds d) {
+    if (state_->options.simulate_durations) std::this_thread::sleep_for(std::min(d, request.timeout));
+  };
+  if (it->hang || (it->duration_ms && std::chrono::milliseconds(*it->duration_ms) > request.timeout)) {
+    sleep_for(request.timeout);
+    return fail(ErrorKind::timeout, text::cat(text::excerpt(command, 200), ": no answer within ", request.timeout.count(),
+                                              " ms; its process group was killed"));
+  }
+  if (it->duration_ms) sleep_for(std::chrono::milliseconds(*it->duration_ms));
+  for (const std::string* rel : {&it->stdout_path, it->stderr_path ? &*it->stderr_path : nullptr}) {
+    if (rel && !state_->inside_commands(*rel))
+      return fail(ErrorKind::escapes_root, text::cat("commands/", text::excerpt(*rel), " leads outside the fixture folder"));
+  }
+  ToolResult result;
+  auto out = read_disk_file(state_->commands_dir + "/" + it->stdout_path, request.max_output_bytes,
+                            text::cat("commands/", it->stdout_path));
+  if (!out) return fail(out.error());
+  result.out = std::move(out->data);
+  result.out_truncated = out->truncated;
+  if (it->stderr_path) {
+    auto err = read_disk_file(state_->commands_dir + "/" + *it->stderr_path, request.max_output_bytes,
+                              text::cat("commands/", *it->stderr_path));
+    if (!err) return fail(err.error());
+    result.err = std::move(err->data);
+    result.err_truncated = err->truncated;
+  }
+  result.exit_code = it->exit;
+  result.signal = it->signal;
+  result.elapsed = std::chrono::milliseconds(it->duration_ms.value_or(0));
+  return result;
+}
+
+}  // namespace hwaccel

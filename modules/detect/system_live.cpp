@@ -1,0 +1,481 @@
+// The live System: bounded, non-blocking file reads and a tool runner that
+// spawns without a shell, drains stdout and stderr together, and kills the
+// whole process group at the deadline.
+module;
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+module hwaccel.detect;
+
+namespace hwaccel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Error errno_error(int err, std::string_view what, std::string_view path) {
+  ErrorKind kind = ErrorKind::io_error;
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR: kind = ErrorKind::not_found; break;
+    case EACCES:
+    case EPERM: kind = ErrorKind::permission_denied; break;
+    case ELOOP: kind = ErrorKind::symlink_loop; break;
+    default: break;
+  }
+  return Error{kind, text::cat(what, " ", path, ": ", std::strerror(err))};
+}
+
+FileType file_type_of(mode_t mode) noexcept {
+  if (S_ISREG(mode)) return FileType::regular;
+  if (S_ISDIR(mode)) return FileType::directory;
+  if (S_ISLNK(mode)) return FileType::symlink;
+  if (S_ISCHR(mode)) return FileType::char_device;
+  if (S_ISBLK(mode)) return FileType::block_device;
+  if (S_ISFIFO(mode)) return FileType::fifo;
+  if (S_ISSOCK(mode)) return FileType::socket;
+  return FileType::unknown;
+}
+
+FileType file_type_of_dirent(unsigned char t) noexcept {
+  switch (t) {
+    case DT_REG: return FileType::regular;
+    case DT_DIR: return FileType::directory;
+    case DT_LNK: return FileType::symlink;
+    case DT_CHR: return FileType::char_device;
+    case DT_BLK: return FileType::block_device;
+    case DT_FIFO: return FileType::fifo;
+    case DT_SOCK: return FileType::socket;
+    default: return FileType::unknown;
+  }
+}
+
+class FileDescriptor {
+ public:
+  FileDescriptor() = default;
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(FileDescriptor&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  FileDescriptor& operator=(FileDescriptor&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  ~FileDescriptor() { reset(); }
+  int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+  void reset() noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Reads until EOF or until `cap` bytes are held; one more byte is attempted
+// so that `truncated` is exact.
+Result<FileContent> read_fd(int fd, std::size_t cap, std::string_view path) {
+  FileContent content;
+  std::size_t chunk = std::min<std::size_t>(cap + 1, 4096);
+  while (true) {
+    const std::size_t old = content.data.size();
+    if (old > cap) break;
+    const std::size_t want = std::min(chunk, cap + 1 - old);
+    content.data.resize(old + want);
+    const ssize_t n = ::read(fd, content.data.data() + old, want);
+    if (n < 0) {
+      content.data.resize(old);
+      if (errno == EINTR) continue;
+      return fail(errno_error(errno, "cannot read", path));
+    }
+    content.data.resize(old + static_cast<std::size_t>(n));
+    if (n == 0) break;
+    chunk = std::min<std::size_t>(chunk * 2, 1 << 20);
+  }
+  if (content.data.size() > cap) {
+    content.data.resize(cap);
+    content.truncated = true;
+  }
+  return content;
+}
+
+std::vector<std::string> split_path_list(std::string_view list) {
+  std::vector<std::string> dirs;
+  while (!list.empty()) {
+    const std::string_view dir = text::next_token(list, ':');
+    // An empty entry means the current directory: never search it.
+    if (!dir.empty() && dir.front() == '/') dirs.emplace_back(dir);
+  }
+  return dirs;
+}
+
+// The environment for a tool: ours minus injection variables, with the C
+// locale so that numbers and messages have one form.
+std::vector<std::string> tool_environment(const std::vector<std::string>& stripped) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view var(*e);
+    const std::string_view name = var.substr(0, var.find('='));
+    if (name == "LC_ALL" || name == "LANG" || name == "LANGUAGE") continue;
+    if (std::find(stripped.begin(), stripped.end(), name) != stripped.end()) continue;
+    env.emplace_back(var);
+  }
+  env.emplace_back("LC_ALL=C");
+  env.emplace_back("LANG=C");
+  return env;
+}
+
+int open_pidfd(pid_t pid) noexcept {
+#ifdef SYS_pidfd_open
+  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  return fd >= 0 ? static_cast<int>(fd) : -1;
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+// One stream being drained: bytes up to the cap are kept, the rest dropped.
+struct Sink {
+  FileDescriptor fd;
+  std::string* data = nullptr;
+  bool* truncated = nullptr;
+  std::size_t cap = 0;
+
+  // Returns false at EOF or on error (the stream is then closed).
+  bool drain() {
+    char buffer[65536];
+    while (true) {
+      const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+      if (n > 0) {
+        const std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(n), cap - std::min(cap, data->size()));
+        data->append(buffer, keep);
+        if (keep < static_cast<std::size_t>(n)) *truncated = true;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      fd.reset();
+      return false;
+    }
+  }
+};
+
+class LiveSystem final : public System {
+ public:
+  explicit LiveSystem(LiveOptions options)
+      : options_(std::move(options)), child_env_(tool_environment(options_.stripped_env)) {
+    const char* path = std::getenv("PATH");
+    search_dirs_ = split_path_list(options_.search_path ? *options_.search_path
+                                                         : std::string_view(path ? path : "/usr/local/bin:/usr/bin:/bin"));
+    for (const auto& extra : options_.extra_tool_dirs)
+      if (std::find(search_dirs_.begin(), search_dirs_.end(), extra) == search_dirs_.end()) search_dirs_.push_back(extra);
+    for (auto& var : child_env_) child_envp_.push_back(var.data());
+    child_envp_.push_back(nullptr);
+  }
+
+  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
+    const std::string p(path);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer.
+    FileDescriptor fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!fd) return fail(errno_error(errno, "cannot open", path));
+    struct stat st{};
+    if (::fstat(fd.get(), &st) != 0) return fail(errno_error(errno, "cannot stat", path));
+    if (!S_ISREG(st.st_mode))
+      return fail(ErrorKind::not_regular_file,
+                  text::cat("refusing to read ", path, ": it is a ", to_string(file_type_of(st.st_mode)), ", not a regular file"));
+    return read_fd(fd.get(), max_bytes, path);
+  }
+
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override {
+    const std::string p(path);
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(p.c_str()), &::closedir);
+    if (!dir) return fail(errno_error(errno, "cannot list", path));
+    std::vector<DirEntry> entries;
+    while (true) {
+      errno = 0;
+      const dirent* e = ::readdir(dir.get());
+      if (!e) {
+        if (errno != 0) return fail(errno_error(errno, "cannot list", path));
+        break;
+      }
+      const std::string_view name(e->d_name);
+      if (name == "." || name == "..") continue;
+      FileType type = file_type_of_dirent(e->d_type);
+      if (type == FileType::unknown) {
+        struct stat st{};
+        if (::fstatat(::dirfd(dir.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) type = file_type_of(st.st_mode);
+      }
+      entries.push_back(DirEntry{std::string(name), type});
+    }
+    std::sort(entries.begin(), entries.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return entries;
+  }
+
+  Result<std::string> read_link(std::string_view path) const override {
+    const std::string p(path);
+    std::string target(256, '\0');
+    while (true) {
+      const ssize_t n = ::readlink(p.c_str(), target.data(), target.size());
+      if (n < 0) return fail(errno_error(errno, "cannot read link", path));
+      if (static_cast<std::size_t>(n) < target.size()) {
+        target.resize(static_cast<std::size_t>(n));
+        return target;
+      }
+      if (target.size() >= 65536) return fail(ErrorKind::io_error, text::cat("link target of ", path, " is too long"));
+      target.resize(target.size() * 2);
+    }
+  }
+
+  Result<FileStatus> status(std::string_view path, bool follow) const override {
+    const std::string p(path);
+    struct stat st{};
+    const int rc = follow ? ::stat(p.c_str(), &st) : ::lstat(p.c_str(), &st);
+    if (rc != 0) return fail(errno_error(errno, "cannot stat", path));
+    return FileStatus{file_type_of(st.st_mode), static_cast<std::uint64_t>(st.st_size),
+                      static_cast<std::uint32_t>(st.st_mode & 07777)};
+  }
+
+  std::optional<std::string> env(std::string_view name) const override {
+    const std::string n(name);
+    const char* v = std::getenv(n.c_str());
+    if (!v) return std::nullopt;
+    return std::string(v);
+  }
+
+  std::optional<std::string> find_tool(std::string_view name) const override {
+    if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..") return std::nullopt;
+    {
+      std::lock_guard lock(tool_cache_mutex_);
+      if (const auto it = tool_cache_.find(name); it != tool_cache_.end()) return it->second;
+    }
+    std::optional<std::string> found;
+    for (const auto& dir : search_dirs_) {
+      std::string candidate = dir;
+      if (candidate.back() != '/') candidate.push_back('/');
+      candidate.append(name);
+      struct stat st{};
+      if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (::faccessat(AT_FDCWD, candidate.c_str(), X_OK, AT_EACCESS) != 0) continue;
+      found = std::move(candidate);
+      break;
+    }
+    std::lock_guard lock(tool_cache_mutex_);
+    tool_cache_.emplace(std::string(name), found);
+    return found;
+  }
+
+  Result<ToolResult> run(const ToolRequest& request) const override;
+
+ private:
+  LiveOptions options_;
+  std::vector<std::string> search_dirs_;
+  std::vector<std::string> child_env_;
+  std::vector<char*> child_envp_;
+  mutable std::mutex tool_cache_mutex_;
+  mutable std::map<std::string, std::optional<std::string>, std::less<>> tool_cache_;
+};
+
+class SpawnAttributes {
+ public:
+  SpawnAttributes() {
+    ::posix_spawnattr_init(&attr_);
+    ::posix_spawn_file_actions_init(&actions_);
+  }
+  ~SpawnAttributes() {
+    ::posix_spawnattr_destroy(&attr_);
+    ::posix_spawn_file_actions_destroy(&actions_);
+  }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+  posix_spawnattr_t* attr() { return &attr_; }
+  posix_spawn_file_actions_t* actions() { return &actions_; }
+
+ private:
+  posix_spawnattr_t attr_;
+  posix_spawn_file_actions_t actions_;
+};
+
+std::string describe_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out.push_back(' ');
+    out += a;
+    if (out.size() > 200) {
+      out += " ...";
+      break;
+    }
+  }
+  return out;
+}
+
+Result<ToolResult> LiveSystem::run(const ToolRequest& request) const {
+  if (request.argv.empty()) return fail(ErrorKind::invalid_input, "empty command line");
+  const std::string command = describe_command(request.argv);
+  const auto path = find_tool(request.argv[0]);
+  if (!path)
+    return fail(ErrorKind::tool_not_found, text::cat(request.argv[0], ": not found on PATH (or not executable)"));
+
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return fail(errno_error(errno, "cannot create a pipe for", command));
+  FileDescriptor out_read(out_pipe[0]), out_write(out_pipe[1]);
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return fail(errno_error(errno, "cannot create a pipe for", command));
+  FileDescriptor err_read(err_pipe[0]), err_write(err_pipe[1]);
+
+  SpawnAttributes spawn;
+  ::posix_spawn_file_actions_addopen(spawn.actions(), 0, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_adddup2(spawn.actions(), out_write.get(), 1);
+  ::posix_spawn_file_actions_adddup2(spawn.actions(), err_write.get(), 2);
+  // Descriptors the host application opened without O_CLOEXEC stay out of the tool.
+  ::posix_spawn_file_actions_addclosefrom_np(spawn.actions(), 3);
+  // Its own process group, so that the deadline kills its children too.
+  ::posix_spawnattr_setpgroup(spawn.attr(), 0);
+  sigset_t no_signals, all_signals;
+  sigemptyset(&no_signals);
+  sigfillset(&all_signals);
+  ::posix_spawnattr_setsigmask(spawn.attr(), &no_signals);
+  ::posix_spawnattr_setsigdefault(spawn.attr(), &all_signals);
+  ::posix_spawnattr_setflags(spawn.attr(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<char*> argv;
+  argv.reserve(request.argv.size() + 1);
+  for (const auto& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  const auto start = Clock::now();
+  const auto deadline = start + request.timeout;
+  pid_t pid = -1;
+  const int spawn_rc = ::posix_spawn(&pid, path->c_str(), spawn.actions(), spawn.attr(), argv.data(), child_envp_.data());
+  if (spawn_rc != 0)
+    return fail(spawn_rc == ENOENT ? ErrorKind::tool_not_found : ErrorKind::tool_failed,
+                text::cat("cannot start ", command, ": ", std::strerror(spawn_rc)));
+  out_write.reset();
+  err_write.reset();
+
+  ToolResult result;
+  Sink sinks[2] = {{std::move(out_read), &result.out, &result.out_truncated, request.max_output_bytes},
+                   {std::move(err_read), &result.err, &result.err_truncated, request.max_output_bytes}};
+  for (auto& s : sinks) ::fcntl(s.fd.get(), F_SETFL, ::fcntl(s.fd.get(), F_GETFL) | O_NONBLOCK);
+  FileDescriptor pidfd(open_pidfd(pid));
+
+  int wait_status = 0;
+  bool reaped = false;
+  bool timed_out = false;
+  // After the tool exits, a grandchild that escaped its process group may
+  // still hold the pipes open: stop waiting for their EOF after this grace.
+  std::optional<Clock::time_point> drain_deadline;
+
+  auto reap = [&](bool block) {
+    if (reaped) return;
+    // Kill what is left of the group while the zombie still holds the group id,
+    // so the signal cannot reach a recycled one.
+    ::kill(-pid, SIGKILL);
+    while (true) {
+      const pid_t r = ::waitpid(pid, &wait_status, block ? 0 : WNOHANG);
+      if (r == pid) {
+        reaped = true;
+        return;
+      }
+      if (r < 0 && errno == EINTR) continue;
+      return;
+    }
+  };
+
+  while (true) {
+    const bool pipes_open = sinks[0].fd || sinks[1].fd;
+    if (!pipes_open && reaped) break;
+    const auto now = Clock::now();
+    const auto limit = drain_deadline ? std::min(*drain_deadline, deadline) : deadline;
+    if (now >= limit) {
+      if (!reaped && !drain_deadline) timed_out = true;
+      break;
+    }
+    pollfd fds[3];
+    int nfds = 0;
+    int sink_slot[2] = {-1, -1};
+    for (int i = 0; i < 2; ++i)
+      if (sinks[i].fd) {
+        sink_slot[i] = nfds;
+        fds[nfds++] = pollfd{sinks[i].fd.get(), POLLIN, 0};
+      }
+    int pid_slot = -1;
+    if (pidfd && !reaped) {
+      pid_slot = nfds;
+      fds[nfds++] = pollfd{pidfd.get(), POLLIN, 0};
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(limit - now).count() + 1;
+    if (pid_slot < 0 && !reaped && !pipes_open) {
+      // No pidfd (old kernel or seccomp) and both pipes closed: the tool shut
+      // its output but may still run. Check its state in short steps.
+      wait = std::min<long long>(wait, 5);
+    }
+    const int n = ::poll(fds, static_cast<nfds_t>(nfds), static_cast<int>(std::min<long long>(wait, 60'000)));
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i)
+      if (sink_slot[i] >= 0 && fds[sink_slot[i]].revents != 0) sinks[i].drain();
+    if (pid_slot >= 0 && fds[pid_slot].revents != 0) reap(true);
+    if (pid_slot < 0 && !reaped && !(sinks[0].fd || sinks[1].fd)) reap(false);
+    if (reaped && !drain_deadline) drain_deadline = Clock::now() + std::chrono::milliseconds(100);
+  }
+
+  if (timed_out || !reaped) {
+    ::kill(-pid, SIGKILL);
+    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    if (timed_out)
+      return fail(ErrorKind::timeout,
+                  text::cat(command, ": no answer within ", request.timeout.count(), " ms; its process group was killed"));
+  }
+  result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  if (WIFEXITED(wait_status)) result.exit_code = WEXITSTATUS(wait_status);
+  else if (WIFSIGNALED(wait_status)) result.signal = WTERMSIG(wait_status);
+  // ENOEXEC/EACCES after a successful vfork surface as exit code 127 from the
+  // child; posix_spawn reports them as errors on glibc, handled above.
+  return result;
+}
+
+}  // namespace
+
+std::string_view to_string(FileType type) noexcept {
+  switch (type) {
+    case FileType::regular: return "regular file";
+    case FileType::directory: return "directory";
+    case FileType::symlink: return "symbolic link";
+    case FileType::char_device: return "character device";
+    case FileType::block_device: return "block device";
+    case FileType::fifo: return "FIFO";
+    case FileType::socket: return "socket";
+    case FileType::unknown: break;
+  }
+  return "file of unknown type";
+}
+
+std::unique_ptr<System> make_live_system(LiveOptions options) {
+  return std::make_unique<LiveSystem>(std::move(options));
+}
+
+}  // namespace hwaccel

@@ -1,0 +1,304 @@
+// Recording System: passes every call to another System and keeps what it
+// answered, then writes it out as a fixture folder that replays identically.
+module;
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+module hwaccel.detect;
+
+namespace hwaccel {
+
+namespace {
+
+constexpr std::size_t full_capture_cap = std::size_t{16} << 20;
+
+std::vector<std::string> split_components(std::string_view path) {
+  std::vector<std::string> out;
+  while (!path.empty()) {
+    const std::string_view c = text::next_token(path, '/');
+    if (!c.empty() && c != ".") out.emplace_back(c);
+  }
+  return out;
+}
+
+std::string join_path(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += "/" + n;
+  return out.empty() ? std::string("/") : out;
+}
+
+Result<void> write_all(const std::string& path, std::string_view data) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return fail(ErrorKind::io_error, text::cat("cannot create ", path, ": ", std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return fail(ErrorKind::io_error, text::cat("cannot write ", path, ": ", std::strerror(err)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) return fail(ErrorKind::io_error, text::cat("cannot write ", path, ": ", std::strerror(errno)));
+  return {};
+}
+
+Result<void> make_dirs(const std::string& path) {
+  std::string partial;
+  for (const auto& c : split_components(path)) {
+    partial += "/" + c;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+      return fail(ErrorKind::io_error, text::cat("cannot create folder ", partial, ": ", std::strerror(errno)));
+  }
+  return {};
+}
+
+// Tool output file name: "03-nvidia-smi.stdout".
+std::string output_name(std::size_t index, std::string_view tool, std::string_view stream) {
+  std::string safe;
+  for (char c : tool) safe.push_back((std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_');
+  return text::cat(index < 10 ? "0" : "", index, "-", safe, ".", stream);
+}
+
+}  // namespace
+
+struct RecordingSystem::State {
+  std::mutex mutex;
+  // Everything keyed by its resolved path (no symlinks in it).
+  std::map<std::string, FileContent> files;
+  std::map<std::string, std::string> links;       // link path -> target as stored
+  std::map<std::string, FileType> nodes;          // paths that exist, with their type
+  std::map<std::string, std::string, std::less<>> env;
+  std::set<std::string, std::less<>> tools;
+  struct Command {
+    CommandRecord record;
+    std::string out;
+    std::string err;
+  };
+  std::vector<Command> commands;
+};
+
+RecordingSystem::RecordingSystem(const System& inner) : inner_(inner), state_(std::make_unique<State>()) {}
+RecordingSystem::~RecordingSystem() = default;
+
+namespace {
+
+// Resolves `path` on `inner` component by component, recording every link
+// met on the way, so that the fixture reproduces the link structure (sysfs is
+// made of relative links). Returns the resolved path, or nullopt if a
+// component does not exist.
+std::optional<std::string> trace(const System& inner, RecordingSystem::State& st, std::string_view path, bool follow_last) {
+  std::vector<std::string> pending = split_components(path);
+  std::reverse(pending.begin(), pending.end());  // back() is the next component
+  std::vector<std::string> names;
+  int hops = 0;
+  while (!pending.empty()) {
+    std::string comp = std::move(pending.back());
+    pending.pop_back();
+    if (comp == "..") {
+      if (!names.empty()) names.pop_back();
+      continue;
+    }
+    names.push_back(comp);
+    const std::string here = join_path(names);
+    const auto status = inner.status(here, false);
+    if (!status) return std::nullopt;
+    const bool last = pending.empty();
+    if (status->type == FileType::symlink && (!last || follow_last)) {
+      const auto target = inner.read_link(here);
+      if (!target || ++hops > 40) return std::nullopt;
+      {
+        std::lock_guard lock(st.mutex);
+        st.links[here] = *target;
+      }
+      names.pop_back();
+      if (!target->empty() && target->front() == '/') names.clear();
+      auto parts = split_components(*target);
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_back(std::move(*it));
+      continue;
+    }
+    std::lock_guard lock(st.mutex);
+    if (status->type == FileType::symlink) st.links.emplace(here, inner.read_link(here).value_or(""));
+    else st.nodes.emplace(here, last ? status->type : FileType::directory);
+  }
+  return join_path(names);
+}
+
+}  // namespace
+
+Result<FileContent> RecordingSystem::read_file(std::string_view path, std::size_t max_bytes) const {
+  auto result = inner_.read_file(path, max_bytes);
+  if (!result) return result;
+  const auto resolved = trace(inner_, *state_, path, true);
+  if (!resolved) return result;
+  FileContent kept = *result;
+  if (kept.truncated) {
+    // Keep the whole file so that a replay with any cap truncates the same way.
+    if (auto full = inner_.read_file(path, full_capture_cap)) kept = std::move(*full);
+  }
+  std::lock_guard lock(state_->mutex);
+  auto& slot = state_->files[*resolved];
+  if (kept.data.size() >= slot.data.size()) slot = std::move(kept);
+  state_->nodes[*resolved] = FileType::regular;
+  return result;
+}
+
+Result<std::vector<DirEntry>> RecordingSystem::list_dir(std::string_view path) const {
+  auto result = inner_.list_dir(path);
+  if (!result) return result;
+  const auto resolved = trace(inner_, *state_, path, true);
+  if (!resolved) return result;
+  const std::string base = *resolved == "/" ? std::string() : *resolved;
+  std::vector<std::pair<std::string, std::string>> new_links;
+  for (const auto& e : *result) {
+    if (e.type == FileType::symlink) {
+      const std::string child = base + "/" + e.name;
+      if (auto target = inner_.read_link(child)) new_links.emplace_back(child, std::move(*target));
+    }
+  }
+  std::lock_guard lock(state_->mutex);
+  state_->nodes[*resolved] = FileType::directory;
+  for (const auto& e : *result) {
+    const std::string child = base + "/" + e.name;
+    if (e.type != FileType::symlink) state_->nodes.emplace(child, e.type);
+  }
+  for (auto& [p, t] : new_links) state_->links.emplace(p, std::move(t));
+  return result;
+}
+
+Result<std::string> RecordingSystem::read_link(std::string_view path) const {
+  auto result = inner_.read_link(path);
+  if (!result) return result;
+  const auto parent = trace(inner_, *state_, path, false);
+  if (parent) {
+    std::lock_guard lock(state_->mutex);
+    state_->links[*parent] = *result;
+    state_->nodes.erase(*parent);
+  }
+  return result;
+}
+
+Result<FileStatus> RecordingSystem::status(std::string_view path, bool follow) const {
+  auto result = inner_.status(path, follow);
+  if (result) trace(inner_, *state_, path, follow);
+  return result;
+}
+
+std::optional<std::string> RecordingSystem::env(std::string_view name) const {
+  auto value = inner_.env(name);
+  if (value) {
+    std::lock_guard lock(state_->mutex);
+    state_->env.emplace(std::string(name), *value);
+  }
+  return value;
+}
+
+std::optional<std::string> RecordingSystem::find_tool(std::string_view name) const {
+  auto path = inner_.find_tool(name);
+  if (path) {
+    std::lock_guard lock(state_->mutex);
+    state_->tools.emplace(name);
+  }
+  return path;
+}
+
+Result<ToolResult> RecordingSystem::run(const ToolRequest& request) const {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = inner_.run(request);
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  if (!result && result.error().kind != ErrorKind::timeout) return result;
+  std::lock_guard lock(state_->mutex);
+  if (!request.argv.empty()) state_->tools.emplace(request.argv[0]);
+  const bool seen = std::any_of(state_->commands.begin(), state_->commands.end(),
+                                [&](const State::Command& c) { return c.record.argv == request.argv; });
+  if (seen) return result;
+  State::Command cmd;
+  cmd.record.argv = request.argv;
+  cmd.record.duration_ms = static_cast<std::uint32_t>(std::min<long long>(elapsed.count(), 3'600'000));
+  if (!result) {
+    cmd.record.hang = true;
+  } else {
+    cmd.out = result->out;
+    cmd.err = result->err;
+    cmd.record.exit = result->exit_code;
+    cmd.record.signal = result->signal;
+  }
+  state_->commands.push_back(std::move(cmd));
+  return result;
+}
+
+Result<void> RecordingSystem::write(std::string_view dir_text, std::string_view machine, std::string_view source) const {
+  std::lock_guard lock(state_->mutex);
+  std::string dir(dir_text);
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return fail(ErrorKind::invalid_input, text::cat(dir, " exists and is not a folder"));
+    if (::rmdir(dir.c_str()) != 0)
+      return fail(ErrorKind::invalid_input, text::cat(dir, " is not empty; refusing to write a fixture into it"));
+  }
+  char cwd[4096];
+  if (dir.front() != '/' && ::getcwd(cwd, sizeof cwd)) dir = std::string(cwd) + "/" + dir;
+  if (auto r = make_dirs(dir + "/root"); !r) return r;
+  if (auto r = make_dirs(dir + "/commands"); !r) return r;
+  const std::string root = dir + "/root";
+
+  // Directories first (parents before children), then links and files.
+  for (const auto& [path, type] : state_->nodes) {
+    if (type == FileType::directory) {
+      if (auto r = make_dirs(root + path); !r) return r;
+    }
+  }
+  for (const auto& [path, target] : state_->links) {
+    const auto slash = path.rfind('/');
+    if (auto r = make_dirs(root + path.substr(0, slash)); !r) return r;
+    if (::symlink(target.c_str(), (root + path).c_str()) != 0 && errno != EEXIST)
+      return fail(ErrorKind::io_error, text::cat("cannot create link ", root, path, ": ", std::strerror(errno)));
+  }
+  for (const auto& [path, type] : state_->nodes) {
+    if (type == FileType::directory || state_->links.contains(path)) continue;
+    const auto slash = path.rfind('/');
+    if (auto r = make_dirs(root + path.substr(0, slash)); !r) return r;
+    const auto file = state_->files.find(path);
+    // Device nodes, FIFOs and files that were only listed become empty
+    // regular files: their existence is what detectors look at.
+    if (auto r = write_all(root + path, file == state_->files.end() ? std::string_view{} : file->second.data); !r) return r;
+  }
+
+  FixtureManifest manifest;
+  manifest.machine = std::string(machine);
+  manifest.source = std::string(source);
+  manifest.synthetic = false;
+  manifest.env.insert(state_->env.begin(), state_->env.end());
+  manifest.tools.assign(state_->tools.begin(), state_->tools.end());
+  for (std::size_t i = 0; i < state_->commands.size(); ++i) {
+    const auto& c = state_->commands[i];
+    CommandRecord rec = c.record;
+    rec.stdout_path = output_name(i, rec.argv[0], "stdout");
+    if (auto r = write_all(dir + "/commands/" + rec.stdout_path, c.out); !r) return r;
+    if (!c.err.empty()) {
+      rec.stderr_path = output_name(i, rec.argv[0], "stderr");
+      if (auto r = write_all(dir + "/commands/" + *rec.stderr_path, c.err); !r) return r;
+    }
+    manifest.commands.push_back(std::move(rec));
+  }
+  return write_all(dir + "/fixture.json", write_fixture_manifest(manifest));
+}
+
+}  // namespace hwaccel

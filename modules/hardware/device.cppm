@@ -1,0 +1,369 @@
+// The device model: what a detected accelerator is, independent of how it was found.
+module;
+#include <array>
+#include <chrono>
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+export module hwaccel.hardware:device;
+
+export namespace hwaccel {
+
+/// A detection backend: one vendor interface. The declaration order is the
+/// canonical order of devices, warnings and timings in every output.
+enum class Backend : std::uint8_t {
+  cpu,
+  cuda,
+  rocm,
+  apple,
+  vulkan,
+  intel_npu,
+  amd_xdna,
+  tpu,
+  gaudi,
+  aws_neuron,
+  intel_oneapi,
+  qualcomm,
+  cerebras,
+  graphcore,
+  groq,
+  samsung_npu,
+  mediatek_apu,
+};
+
+inline constexpr std::size_t backend_count = 17;
+
+/// Every backend, in canonical order.
+inline constexpr std::array<Backend, backend_count> all_backends = {
+    Backend::cpu,        Backend::cuda,      Backend::rocm,         Backend::apple,
+    Backend::vulkan,     Backend::intel_npu, Backend::amd_xdna,     Backend::tpu,
+    Backend::gaudi,      Backend::aws_neuron, Backend::intel_oneapi, Backend::qualcomm,
+    Backend::cerebras,   Backend::graphcore, Backend::groq,         Backend::samsung_npu,
+    Backend::mediatek_apu,
+};
+
+/// snake_case name used in JSON, on the command line and in HWACCEL_BACKENDS.
+std::string_view to_string(Backend backend) noexcept;
+/// Inverse of to_string(Backend); nullopt for an unknown name.
+std::optional<Backend> parse_backend(std::string_view name) noexcept;
+
+/// Broad class of a device, used by queries and planning.
+enum class Family : std::uint8_t { cpu, gpu, npu, tpu, asic };
+
+std::string_view to_string(Family family) noexcept;
+std::optional<Family> parse_family(std::string_view name) noexcept;
+
+/// How a device's memory relates to the host's.
+enum class MemoryKind : std::uint8_t {
+  dedicated,  ///< on-package or on-board memory owned by the device (HBM, GDDR)
+  unified,    ///< the same physical memory as the CPU's (Apple, GB10, Jetson) or
+              ///< coherently shared with it (Grace Hopper)
+  carve_out,  ///< a firmware-reserved slice of system RAM (APU "VRAM"); more can
+              ///< be mapped from system RAM (see DeviceProfile::shared_memory_bytes)
+};
+
+std::string_view to_string(MemoryKind kind) noexcept;
+std::optional<MemoryKind> parse_memory_kind(std::string_view name) noexcept;
+
+/// A PCI function address, domain:bus:device.function.
+struct PciAddress {
+  std::uint32_t domain = 0;
+  std::uint8_t bus = 0;
+  std::uint8_t device = 0;
+  std::uint8_t function = 0;
+
+  /// Accepts the forms tools print: "0000:17:00.0", nvidia-smi's
+  /// "00000000:17:00.0", domain-less "17:00.0", any hex case, surrounding blanks.
+  static std::optional<PciAddress> parse(std::string_view text) noexcept;
+  /// Canonical lower-case form with a 4-digit domain (wider when needed).
+  std::string to_string() const;
+
+  friend constexpr auto operator<=>(const PciAddress&, const PciAddress&) = default;
+};
+
+/// PCIe generation for a link speed in GT/s (2.5 -> 1 ... 64 -> 6).
+std::optional<std::uint32_t> pcie_generation(double speed_gts) noexcept;
+
+/// A PCIe link as sysfs or the vendor tool reports it.
+struct PcieLink {
+  std::optional<double> current_speed_gts;
+  std::optional<double> max_speed_gts;
+  std::optional<std::uint32_t> current_width;
+  std::optional<std::uint32_t> max_width;
+
+  std::optional<std::uint32_t> current_generation() const noexcept;
+  std::optional<std::uint32_t> max_generation() const noexcept;
+  /// Usable bandwidth per direction in GB/s after line encoding
+  /// (8b/10b up to gen 2, 128b/130b for gen 3-5, FLIT 242/256 for gen 6).
+  std::optional<double> current_bandwidth_gbps() const noexcept;
+  std::optional<double> max_bandwidth_gbps() const noexcept;
+
+  friend bool operator==(const PcieLink&, const PcieLink&) = default;
+};
+
+/// A hardware partition of a device that software sees as a device of its
+/// own: an NVIDIA MIG instance, an AMD compute partition.
+struct DevicePartition {
+  std::string id;       ///< stable id, e.g. "cuda:0/mig:1"
+  std::uint32_t index = 0;
+  std::string profile;  ///< "3g.40gb", "CPX"
+  std::optional<std::string> uuid;
+  std::optional<std::uint32_t> gpu_instance_id;
+  std::optional<std::uint32_t> compute_instance_id;
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint32_t> compute_units;
+  bool visible = true;
+  std::optional<std::uint32_t> runtime_index;
+
+  friend bool operator==(const DevicePartition&, const DevicePartition&) = default;
+};
+
+/// One detected device. Optional fields are empty when the machine did not
+/// say; nothing is filled in from guesses. Published figures for a known
+/// product are referenced through `spec_id`, never copied into measured fields.
+struct DeviceProfile {
+  std::string id;  ///< "<backend>:<index>", unique in a registry
+  Backend backend = Backend::cpu;
+  Family family = Family::cpu;
+  std::uint32_t index = 0;  ///< enumeration order within the backend
+  std::string name;
+  std::optional<std::string> vendor;
+  std::optional<std::string> uuid;
+  std::optional<std::string> pci_bus_id;  ///< canonical PciAddress form
+  std::optional<std::int32_t> numa_node;
+  std::optional<std::string> cpu_affinity;  ///< cpulist, e.g. "0-47,96-143"
+
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint64_t> memory_free_bytes;
+  std::optional<std::uint64_t> memory_used_bytes;
+  MemoryKind memory_kind = MemoryKind::dedicated;
+  /// Additional system memory the device can map (AMD GTT, the GPU-usable
+  /// share of Apple unified memory); its meaning is in properties["shared_memory"].
+  std::optional<std::uint64_t> shared_memory_bytes;
+  std::optional<double> memory_bandwidth_gbps;  ///< from the device's own clocks
+
+  std::optional<std::string> driver_version;
+  std::optional<std::string> firmware_version;
+  std::optional<std::string> compute_capability;  ///< "9.0", "gfx942", "v5p"
+  std::optional<std::string> architecture;        ///< "Hopper", "CDNA3"
+  std::optional<std::uint32_t> compute_units;     ///< SMs, CUs, NeuronCores, tiles
+
+  std::optional<PcieLink> pcie;
+  std::optional<double> power_watts;
+  std::optional<double> power_limit_watts;
+  std::optional<double> temperature_c;
+  std::optional<double> utilization_percent;
+
+  bool integrated = false;  ///< shares the die or package with the CPU
+  bool available = true;    ///< false when present but unusable (error state)
+  bool visible = true;      ///< false when *_VISIBLE_DEVICES hides it from this process
+  std::optional<std::uint32_t> runtime_index;  ///< index the vendor runtime gives it
+
+  std::vector<DevicePartition> partitions;
+  std::optional<std::string> spec_id;  ///< key into the published spec table
+  /// Backend-specific facts ("gfx_target", "xgmi_hive_id", ...), sorted by key.
+  std::map<std::string, std::string, std::less<>> properties;
+
+  friend bool operator==(const DeviceProfile&, const DeviceProfile&) = default;
+};
+
+/// Kind of connection between two devices, from fastest to slowest.
+enum class LinkKind : std::uint8_t {
+  nvlink,       ///< NVLink (direct or through NVSwitch)
+  xgmi,         ///< AMD Infinity Fabric / xGMI
+  ici,          ///< Google TPU inter-chip interconnect
+  neuronlink,   ///< AWS NeuronLink
+  pcie_switch,  ///< same PCIe switch (nvidia-smi PIX/PXB)
+  host_bridge,  ///< through one CPU's host bridge (PHB)
+  numa_node,    ///< across host bridges within a NUMA node (NODE)
+  system,       ///< across NUMA nodes / sockets (SYS)
+};
+
+std::string_view to_string(LinkKind kind) noexcept;
+std::optional<LinkKind> parse_link_kind(std::string_view name) noexcept;
+
+/// A connection between two devices of the registry (by id), a <= b.
+struct DeviceLink {
+  std::string a;
+  std::string b;
+  LinkKind kind = LinkKind::system;
+  std::optional<std::uint32_t> lanes;  ///< NVLink/xGMI link count (NV12 -> 12)
+  std::optional<std::uint32_t> hops;   ///< xGMI/PCIe hop count where reported
+  std::optional<double> bandwidth_gbps;  ///< per direction, where reported
+  std::string source;                    ///< "nvidia-smi topo -m", "kfd io_links"
+
+  friend bool operator==(const DeviceLink&, const DeviceLink&) = default;
+};
+
+/// A fabric that joins several devices: an NVSwitch system, an xGMI hive,
+/// a TPU ICI slice.
+struct Interconnect {
+  std::string kind;  ///< "nvswitch", "nvlink_bridge", "xgmi_hive", "ici", "neuronlink"
+  std::string name;
+  std::vector<std::string> device_ids;
+  std::optional<double> bandwidth_gbps;  ///< per device, per direction
+  std::optional<std::uint32_t> switch_count;
+  std::string source;
+
+  friend bool operator==(const Interconnect&, const Interconnect&) = default;
+};
+
+/// One NUMA node of the host.
+struct NumaNode {
+  std::uint32_t id = 0;
+  std::string cpulist;
+  std::optional<std::uint64_t> memory_bytes;
+
+  friend bool operator==(const NumaNode&, const NumaNode&) = default;
+};
+
+/// The host processor and memory.
+struct CpuInfo {
+  std::string model_name;
+  std::optional<std::string> vendor;
+  std::string architecture;  ///< "x86_64", "aarch64", "ppc64le"
+  std::optional<std::uint32_t> sockets;
+  std::optional<std::uint32_t> physical_cores;
+  std::optional<std::uint32_t> logical_cores;
+  std::vector<std::string> isa_features;  ///< normalised, sorted: "amx_bf16", "avx2", "sve"...
+  std::vector<NumaNode> numa_nodes;
+  std::optional<std::uint64_t> memory_total_bytes;
+  std::optional<std::uint64_t> memory_available_bytes;
+  std::optional<std::uint64_t> cgroup_memory_limit_bytes;
+
+  friend bool operator==(const CpuInfo&, const CpuInfo&) = default;
+};
+
+/// A cloud instance identified from DMI, without network calls.
+struct CloudInstance {
+  std::string provider;  ///< "aws", "gcp", "azure", "oci"
+  std::optional<std::string> instance_type;
+  std::optional<std::string> product_name;
+
+  friend bool operator==(const CloudInstance&, const CloudInstance&) = default;
+};
+
+/// Where this process runs.
+struct Environment {
+  std::optional<std::string> container;  ///< "docker", "containerd", "podman", "lxc", ...
+  bool kubernetes = false;
+  std::optional<std::string> kubernetes_namespace;
+  bool wsl = false;
+  std::optional<std::string> hypervisor;  ///< from DMI/cpuinfo, e.g. "kvm", "xen", "hyper-v"
+  std::optional<CloudInstance> cloud;
+  /// The device-selection variables this process sees (name -> value), sorted.
+  std::map<std::string, std::string, std::less<>> visible_devices_env;
+
+  friend bool operator==(const Environment&, const Environment&) = default;
+};
+
+/// Storage medium class.
+enum class StorageKind : std::uint8_t { nvme, ssd, hdd, virtio, network, unknown };
+
+std::string_view to_string(StorageKind kind) noexcept;
+std::optional<StorageKind> parse_storage_kind(std::string_view name) noexcept;
+
+/// A block device or network filesystem where model files may live.
+struct StorageDevice {
+  std::string name;  ///< "nvme0n1", "sda", "nfs:/models"
+  StorageKind kind = StorageKind::unknown;
+  std::optional<std::uint64_t> size_bytes;
+  std::optional<std::string> model;
+  std::optional<std::string> pci_bus_id;
+  std::optional<std::int32_t> numa_node;
+  /// Sequential read bandwidth in GB/s and where the figure comes from
+  /// ("pcie_link" when derived from the device's link, "table" for a class default).
+  std::optional<double> read_bandwidth_gbps;
+  std::string bandwidth_source;
+
+  friend bool operator==(const StorageDevice&, const StorageDevice&) = default;
+};
+
+/// One port of an RDMA-capable NIC.
+struct NetworkPort {
+  std::string device;  ///< "mlx5_0"
+  std::uint32_t port = 1;
+  std::string kind;    ///< "infiniband", "roce_v1", "roce_v2", "iwarp"
+  std::optional<std::string> state;      ///< "ACTIVE", "DOWN"
+  std::optional<double> rate_gbps;       ///< link rate in Gb/s as the port reports it
+  std::optional<std::string> link_layer; ///< "InfiniBand", "Ethernet"
+  std::optional<std::string> pci_bus_id;
+  std::optional<std::int32_t> numa_node;
+  std::optional<std::string> netdev;
+  /// Accelerators that share this NIC's PCIe switch (or, failing that, NUMA node).
+  std::vector<std::string> near_devices;
+
+  friend bool operator==(const NetworkPort&, const NetworkPort&) = default;
+};
+
+/// Host-level facts that are not accelerators.
+struct SystemInfo {
+  std::optional<CpuInfo> cpu;
+  std::optional<Environment> environment;
+  std::vector<StorageDevice> storage;
+  std::vector<NetworkPort> network;
+
+  friend bool operator==(const SystemInfo&, const SystemInfo&) = default;
+};
+
+/// Why a backend could only report part of what it looked for.
+enum class WarningKind : std::uint8_t {
+  tool_missing,   ///< the hardware is present but its tool is not on PATH
+  tool_failed,    ///< the tool ran and exited non-zero or by a signal
+  timeout,        ///< the tool did not finish before its deadline
+  parse_error,    ///< output or file content did not have the expected form
+  io_error,       ///< a file could not be read
+  permission_denied,
+  not_captured,   ///< fixture replay: the detector asked for something the capture lacks
+  truncated,      ///< output exceeded its cap and was cut
+  degraded,       ///< retried with less (older driver); some fields are missing
+  inconsistent,   ///< two sources disagree; the note says which one was kept
+  unsupported,    ///< present but not usable in this configuration
+  invalid_value,  ///< a value outside its plausible range was discarded
+};
+
+std::string_view to_string(WarningKind kind) noexcept;
+std::optional<WarningKind> parse_warning_kind(std::string_view name) noexcept;
+
+/// A non-fatal problem found during detection.
+struct Warning {
+  std::string backend;  ///< backend or probe name ("cuda", "environment")
+  WarningKind kind = WarningKind::parse_error;
+  std::string message;  ///< names the file or command and what was wrong
+
+  friend bool operator==(const Warning&, const Warning&) = default;
+};
+
+/// How long one backend or probe took.
+struct BackendTiming {
+  std::string name;
+  std::chrono::microseconds elapsed{0};
+
+  friend bool operator==(const BackendTiming&, const BackendTiming&) = default;
+};
+
+/// Everything one detection found: the plain data a registry is built from.
+struct Inventory {
+  std::vector<DeviceProfile> devices;
+  std::vector<DeviceLink> links;
+  std::vector<Interconnect> interconnects;
+  SystemInfo system;
+  std::vector<Warning> warnings;
+  std::vector<BackendTiming> timings;
+
+  friend bool operator==(const Inventory&, const Inventory&) = default;
+};
+
+/// The family a backend's devices usually belong to (Apple reports a GPU and
+/// an NPU; each device carries its own family).
+Family default_family(Backend backend) noexcept;
+
+/// "<backend>:<index>"
+std::string device_id(Backend backend, std::uint32_t index);
+
+}  // namespace hwaccel

@@ -1,0 +1,258 @@
+// Small string_view helpers shared by every parser: no allocation, no locale.
+module;
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+export module hwaccel.hardware:text;
+
+export namespace hwaccel::text {
+
+inline constexpr bool is_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == '\0';
+}
+
+/// Removes blanks, line ends and NUL padding (some sysfs snapshots are
+/// NUL-padded to the page size) from both ends.
+inline constexpr std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+inline constexpr char to_lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+inline constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (to_lower(a[i]) != to_lower(b[i])) return false;
+  return true;
+}
+
+/// Case-insensitive substring search.
+inline constexpr bool icontains(std::string_view haystack, std::string_view needle) noexcept {
+  if (needle.empty()) return true;
+  if (needle.size() > haystack.size()) return false;
+  for (std::size_t i = 0; i + needle.size() <= haystack.size(); ++i)
+    if (iequals(haystack.substr(i, needle.size()), needle)) return true;
+  return false;
+}
+
+inline std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = to_lower(c);
+  return out;
+}
+
+/// Splits off the text before the first `sep`; `rest` keeps what follows it.
+/// Returns the whole input when there is no separator and empties `rest`.
+inline constexpr std::string_view next_token(std::string_view& rest, char sep) noexcept {
+  const auto pos = rest.find(sep);
+  std::string_view head = rest.substr(0, pos);
+  rest = pos == std::string_view::npos ? std::string_view{} : rest.substr(pos + 1);
+  return head;
+}
+
+/// Next line without its terminator ("\n" or "\r\n").
+inline constexpr std::string_view next_line(std::string_view& rest) noexcept {
+  std::string_view line = next_token(rest, '\n');
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+/// All lines of a text, terminators removed.
+inline std::vector<std::string_view> lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) out.push_back(next_line(text));
+  return out;
+}
+
+/// Splits on a separator, trimming each field.
+inline std::vector<std::string_view> split_trimmed(std::string_view text, char sep) {
+  std::vector<std::string_view> out;
+  if (text.empty()) return out;
+  while (true) {
+    const auto pos = text.find(sep);
+    out.push_back(trim(text.substr(0, pos)));
+    if (pos == std::string_view::npos) break;
+    text.remove_prefix(pos + 1);
+  }
+  return out;
+}
+
+/// Whitespace-separated words.
+inline std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && !is_space(text[i])) ++i;
+    if (i > start) out.push_back(text.substr(start, i - start));
+  }
+  return out;
+}
+
+/// Unsigned decimal integer filling the whole (trimmed) text.
+inline std::optional<std::uint64_t> parse_u64(std::string_view s, int base = 10) noexcept {
+  s = trim(s);
+  if (base == 16 && s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  if (s.empty() || s.front() == '-' || s.front() == '+') return std::nullopt;
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, base);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+/// Hexadecimal with or without a 0x prefix ("0x10de", "10DE").
+inline std::optional<std::uint64_t> parse_hex(std::string_view s) noexcept { return parse_u64(s, 16); }
+
+inline std::optional<std::int64_t> parse_i64(std::string_view s) noexcept {
+  s = trim(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  std::int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+/// Finite decimal number filling the whole (trimmed) text; no locale.
+inline std::optional<double> parse_double(std::string_view s) noexcept {
+  s = trim(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  if (!(value == value) || value > 1.7e308 || value < -1.7e308) return std::nullopt;
+  return value;
+}
+
+/// Leading number of a value with a unit ("81559 MiB", "16.0 GT/s PCIe"):
+/// the number and the rest, trimmed.
+struct NumberWithUnit {
+  double value = 0;
+  std::string_view unit;
+};
+inline std::optional<NumberWithUnit> parse_number_with_unit(std::string_view s) noexcept {
+  s = trim(s);
+  std::size_t end = 0;
+  while (end < s.size() && ((s[end] >= '0' && s[end] <= '9') || s[end] == '.' || (end == 0 && (s[end] == '-' || s[end] == '+'))))
+    ++end;
+  const auto value = parse_double(s.substr(0, end));
+  if (!value) return std::nullopt;
+  return NumberWithUnit{*value, trim(s.substr(end))};
+}
+
+/// Saturating multiply for byte counts built from tool output.
+inline constexpr std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b) noexcept {
+  if (a != 0 && b > UINT64_MAX / a) return std::nullopt;
+  return a * b;
+}
+
+/// Memory size with a binary or decimal unit ("16 GB", "81559 MiB", "512 kB")
+/// to bytes. kB/KB/KiB are 1024 (as /proc and sysfs mean them), MB/GB/TB are
+/// taken as the binary units tools print them as; nullopt for anything else.
+inline std::optional<std::uint64_t> parse_memory_size(std::string_view s) noexcept {
+  const auto n = parse_number_with_unit(s);
+  if (!n || n->value < 0) return std::nullopt;
+  std::string_view unit = n->unit;
+  double scale = 0;
+  if (unit.empty() || iequals(unit, "B") || iequals(unit, "bytes")) scale = 1;
+  else if (iequals(unit, "kB") || iequals(unit, "KiB") || iequals(unit, "K")) scale = 1024.0;
+  else if (iequals(unit, "MB") || iequals(unit, "MiB") || iequals(unit, "M")) scale = 1024.0 * 1024;
+  else if (iequals(unit, "GB") || iequals(unit, "GiB") || iequals(unit, "G")) scale = 1024.0 * 1024 * 1024;
+  else if (iequals(unit, "TB") || iequals(unit, "TiB") || iequals(unit, "T")) scale = 1024.0 * 1024 * 1024 * 1024;
+  else return std::nullopt;
+  const double bytes = n->value * scale;
+  if (bytes >= 1.8e19) return std::nullopt;
+  return static_cast<std::uint64_t>(bytes + 0.5);
+}
+
+/// Parses a Linux cpulist ("0-3,8,10-11") into the number of CPUs it names;
+/// nullopt on malformed input or absurd ranges.
+inline std::optional<std::uint32_t> cpulist_count(std::string_view list) noexcept {
+  list = trim(list);
+  if (list.empty()) return 0u;
+  std::uint64_t count = 0;
+  while (!list.empty()) {
+    std::string_view item = trim(next_token(list, ','));
+    if (item.empty()) return std::nullopt;
+    const auto dash = item.find('-');
+    if (dash == std::string_view::npos) {
+      if (!parse_u64(item)) return std::nullopt;
+      ++count;
+    } else {
+      const auto lo = parse_u64(item.substr(0, dash));
+      const auto hi = parse_u64(item.substr(dash + 1));
+      if (!lo || !hi || *hi < *lo || *hi - *lo > 1'000'000) return std::nullopt;
+      count += *hi - *lo + 1;
+    }
+    if (count > 10'000'000) return std::nullopt;
+  }
+  return static_cast<std::uint32_t>(count);
+}
+
+/// Appends the decimal form of an integer.
+inline void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ptr);
+}
+inline void append_uint(std::string& out, std::uint64_t v) {
+  char buf[24];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ptr);
+}
+
+/// Shortest decimal form that reads back to the same double; "null" is the
+/// caller's business (non-finite values are written as 0).
+inline void append_double(std::string& out, double v) {
+  if (!(v == v) || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) v = 0;
+  char buf[32];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ptr);
+}
+
+namespace detail {
+inline void append_piece(std::string& out, std::string_view s) { out.append(s); }
+inline void append_piece(std::string& out, const char* s) { out.append(s); }
+inline void append_piece(std::string& out, const std::string& s) { out.append(s); }
+inline void append_piece(std::string& out, char c) { out.push_back(c); }
+inline void append_piece(std::string& out, double v) { append_double(out, v); }
+inline void append_piece(std::string& out, float v) { append_double(out, v); }
+template <class T>
+  requires std::is_integral_v<T>
+inline void append_piece(std::string& out, T v) {
+  if constexpr (std::is_signed_v<T>) append_int(out, v);
+  else append_uint(out, v);
+}
+}  // namespace detail
+
+/// Concatenates strings and numbers into one message, without a locale.
+template <class... Parts>
+std::string cat(const Parts&... parts) {
+  std::string out;
+  (detail::append_piece(out, parts), ...);
+  return out;
+}
+
+/// Shortens a value for inclusion in a message (hostile input can be huge or binary).
+inline std::string excerpt(std::string_view s, std::size_t max = 80) {
+  std::string out;
+  for (char c : s.substr(0, max)) {
+    const auto u = static_cast<unsigned char>(c);
+    out.push_back(u >= 0x20 && u < 0x7f ? c : '?');
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+}  // namespace hwaccel::text

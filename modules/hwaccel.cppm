@@ -1,0 +1,7 @@
+// The umbrella module: `import hwaccel;` brings in every part of the library.
+export module hwaccel;
+export import hwaccel.hardware;
+export import hwaccel.detect;
+export import hwaccel.registry;
+export import hwaccel.plan;
+export import hwaccel.training;

@@ -1,0 +1,131 @@
+// Registry queries and the detect builder.
+module;
+#include <algorithm>
+#include <bitset>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwaccel_version.h"
+module hwaccel.registry;
+
+namespace hwaccel {
+
+std::string_view library_version() noexcept { return HWACCEL_VERSION; }
+
+const DeviceProfile* AcceleratorRegistry::find(std::string_view id) const noexcept {
+  for (const auto& d : inventory_.devices)
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
+std::vector<const DeviceProfile*> AcceleratorRegistry::available() const {
+  std::vector<const DeviceProfile*> out;
+  for (const auto& d : inventory_.devices)
+    if (d.available && d.visible) out.push_back(&d);
+  return out;
+}
+
+std::vector<const DeviceProfile*> AcceleratorRegistry::by_family(Family family) const {
+  std::vector<const DeviceProfile*> out;
+  for (const auto& d : inventory_.devices)
+    if (d.available && d.visible && d.family == family) out.push_back(&d);
+  return out;
+}
+
+std::vector<const DeviceProfile*> AcceleratorRegistry::by_backend(Backend backend) const {
+  std::vector<const DeviceProfile*> out;
+  for (const auto& d : inventory_.devices)
+    if (d.backend == backend) out.push_back(&d);
+  return out;
+}
+
+bool AcceleratorRegistry::has_accelerator() const noexcept {
+  return std::any_of(inventory_.devices.begin(), inventory_.devices.end(),
+                     [](const DeviceProfile& d) { return d.available && d.visible && d.family != Family::cpu; });
+}
+
+Result<void> AcceleratorRegistry::add_device(DeviceProfile device) {
+  if (device.id.empty()) {
+    std::uint32_t next = 0;
+    for (const auto& d : inventory_.devices)
+      if (d.backend == device.backend) next = std::max(next, d.index + 1);
+    device.index = next;
+    device.id = device_id(device.backend, next);
+  }
+  if (find(device.id)) return fail(ErrorKind::invalid_input, text::cat("a device with id ", device.id, " already exists"));
+  inventory_.devices.push_back(std::move(device));
+  return {};
+}
+
+AcceleratorRegistry AcceleratorRegistry::detect() {
+  const auto system = make_live_system();
+  DetectBuilder builder;
+  std::string env_error;
+  if (const auto list = system->env("HWACCEL_BACKENDS"); list && !text::trim(*list).empty()) {
+    if (auto r = builder.select(*list); !r) env_error = r.error().message;
+  }
+  AcceleratorRegistry registry = builder.detect(*system);
+  if (!env_error.empty())
+    registry.inventory_.warnings.push_back(
+        Warning{"detect", WarningKind::invalid_value, "HWACCEL_BACKENDS ignored: " + env_error});
+  return registry;
+}
+
+DetectBuilder AcceleratorRegistry::builder() { return DetectBuilder{}; }
+
+DetectBuilder DetectBuilder::none() {
+  DetectBuilder b;
+  b.options_.backends.reset();
+  return b;
+}
+
+DetectBuilder& DetectBuilder::with(Backend backend) {
+  options_.backends.set(static_cast<std::size_t>(backend));
+  return *this;
+}
+
+DetectBuilder& DetectBuilder::without(Backend backend) {
+  options_.backends.reset(static_cast<std::size_t>(backend));
+  return *this;
+}
+
+DetectBuilder& DetectBuilder::only(std::bitset<backend_count> backends) {
+  options_.backends = backends;
+  return *this;
+}
+
+Result<void> DetectBuilder::select(std::string_view list) {
+  auto parsed = parse_backend_list(list);
+  if (!parsed) return fail(parsed.error());
+  options_.backends = *parsed;
+  return {};
+}
+
+DetectBuilder& DetectBuilder::system_probes(bool on) {
+  options_.system_probes = on;
+  return *this;
+}
+
+DetectBuilder& DetectBuilder::tool_timeout(std::chrono::milliseconds timeout) {
+  options_.tool_timeout = timeout;
+  return *this;
+}
+
+DetectBuilder& DetectBuilder::tool_output_cap(std::size_t bytes) {
+  options_.tool_output_cap = bytes;
+  return *this;
+}
+
+AcceleratorRegistry DetectBuilder::detect() const {
+  const auto system = make_live_system();
+  return detect(*system);
+}
+
+AcceleratorRegistry DetectBuilder::detect(const System& system) const {
+  return AcceleratorRegistry(detect_inventory(system, options_));
+}
+
+}  // namespace hwaccel

@@ -1,0 +1,115 @@
+// hwaccel.registry: the detected devices and host facts, queries over them,
+// and the registry's JSON form (a public, versioned contract: docs/json.md).
+module;
+#include <bitset>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+export module hwaccel.registry;
+export import hwaccel.hardware;
+export import hwaccel.detect;
+
+export namespace hwaccel {
+
+/// Version of the registry JSON schema this library writes (docs/json.md).
+inline constexpr std::uint32_t registry_schema_version = 1;
+
+/// Library version, "major.minor.patch".
+std::string_view library_version() noexcept;
+
+class DetectBuilder;
+
+/// The result of a detection: devices, links, host facts, warnings and
+/// per-backend timings, with queries over them. A value type: copy it, keep
+/// it, compare it.
+class AcceleratorRegistry {
+ public:
+  AcceleratorRegistry() = default;
+  explicit AcceleratorRegistry(Inventory inventory) : inventory_(std::move(inventory)) {}
+
+  /// Detects this machine with every backend (or those named in the
+  /// HWACCEL_BACKENDS environment variable).
+  static AcceleratorRegistry detect();
+  /// A builder to choose backends, limits or another System.
+  static DetectBuilder builder();
+
+  const Inventory& inventory() const noexcept { return inventory_; }
+  Inventory& inventory() noexcept { return inventory_; }
+  std::span<const DeviceProfile> devices() const noexcept { return inventory_.devices; }
+  std::span<const DeviceLink> links() const noexcept { return inventory_.links; }
+  std::span<const Interconnect> interconnects() const noexcept { return inventory_.interconnects; }
+  const SystemInfo& system() const noexcept { return inventory_.system; }
+  std::span<const Warning> warnings() const noexcept { return inventory_.warnings; }
+  std::span<const BackendTiming> timings() const noexcept { return inventory_.timings; }
+  /// Schema version the registry was read with (registry_schema_version when detected).
+  std::uint32_t schema_version() const noexcept { return schema_version_; }
+
+  /// The device with this id, or nullptr.
+  const DeviceProfile* find(std::string_view id) const noexcept;
+  /// Devices that are available and visible to this process.
+  std::vector<const DeviceProfile*> available() const;
+  std::vector<const DeviceProfile*> by_family(Family family) const;
+  std::vector<const DeviceProfile*> by_backend(Backend backend) const;
+  /// Whether any available, visible non-CPU device exists.
+  bool has_accelerator() const noexcept;
+
+  /// Adds a device (for configuration-driven setups and what-if analysis);
+  /// an empty id is filled in, a duplicate id is an invalid_input error.
+  Result<void> add_device(DeviceProfile device);
+
+  friend bool operator==(const AcceleratorRegistry&, const AcceleratorRegistry&) = default;
+
+ private:
+  friend Result<AcceleratorRegistry> registry_from_json(std::string_view json);
+  Inventory inventory_;
+  std::uint32_t schema_version_ = registry_schema_version;
+};
+
+/// Chooses what a detection runs: backends (all by default), host probes,
+/// tool deadline. `detect()` reads this machine, `detect(system)` any System
+/// (a fixture, a recording).
+class DetectBuilder {
+ public:
+  DetectBuilder() = default;
+  /// A builder with no backend selected.
+  static DetectBuilder none();
+
+  DetectBuilder& with(Backend backend);
+  DetectBuilder& without(Backend backend);
+  DetectBuilder& only(std::bitset<backend_count> backends);
+  /// Selects the backends of a comma list ("cuda,rocm"); see parse_backend_list.
+  Result<void> select(std::string_view list);
+  DetectBuilder& system_probes(bool on);
+  DetectBuilder& tool_timeout(std::chrono::milliseconds timeout);
+  DetectBuilder& tool_output_cap(std::size_t bytes);
+
+  const DetectOptions& options() const noexcept { return options_; }
+
+  AcceleratorRegistry detect() const;
+  AcceleratorRegistry detect(const System& system) const;
+
+ private:
+  DetectOptions options_;
+};
+
+/// How the registry is written.
+struct JsonOptions {
+  bool pretty = false;
+  /// Per-backend timings vary run to run: golden files leave them out.
+  bool include_timings = true;
+};
+
+/// Canonical JSON: fixed field order, devices in registry order, optional
+/// fields left out when unknown, no locale, always valid UTF-8.
+std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& options = {});
+
+/// Reads what to_json wrote (any schema version up to ours; newer versions
+/// are read as far as this version understands them, with a warning added).
+/// Malformed input is a parse_error naming the offending field.
+Result<AcceleratorRegistry> registry_from_json(std::string_view json);
+
+}  // namespace hwaccel

@@ -1,0 +1,36 @@
+// Shared plumbing of the hwaccel subcommands (no module types here: this
+// header is included before `import hwaccel;`).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace hwaccel::cli {
+
+/// Exit codes (docs/cli.md): 0 success, 1 the operation failed (unreadable
+/// fixture, malformed model file, ...), 2 the command line was wrong.
+inline constexpr int exit_failure = 1;
+inline constexpr int exit_usage = 2;
+
+/// A subcommand: its options are registered on the app it was added to; `run`
+/// executes it after parsing and returns the exit code.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+/// Colour on a terminal unless NO_COLOR is set (https://no-color.org).
+bool use_color(int fd);
+/// True when `fd` is a terminal.
+bool is_terminal(int fd);
+/// "2026-11-22T15:04:05Z"
+std::string utc_timestamp();
+/// Writes a whole file; on failure returns false and sets `error`.
+bool write_file(const std::string& path, std::string_view content, std::string& error);
+/// Reads a whole file up to `cap` bytes; on failure returns false and sets `error`.
+bool read_file(const std::string& path, std::string& content, std::string& error, std::size_t cap = 64 << 20);
+
+}  // namespace hwaccel::cli

@@ -1,0 +1,30 @@
+// The subcommands of hwaccel, each defined in its own translation unit.
+#pragma once
+
+#include "cli_common.hpp"
+
+#include <string>
+
+namespace hwaccel::cli {
+
+/// Options shared by `hwaccel`, `hwaccel detect` and the planners that can
+/// read the machine or a fixture.
+struct DetectArgs {
+  std::string fixture;
+  std::string backends;
+  bool pretty = false;
+  bool table = false;
+  bool no_timings = false;
+  bool no_system = false;
+  bool simulate = false;
+  int timeout_ms = 5000;
+};
+
+void add_detect_options(CLI::App& cmd, DetectArgs& args);
+int run_detect(const DetectArgs& args);
+
+Command add_detect_command(CLI::App& app);
+Command add_capture_command(CLI::App& app);
+Command add_backends_command(CLI::App& app);
+
+}  // namespace hwaccel::cli
