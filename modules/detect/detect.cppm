@@ -6,12 +6,12 @@ export module hwaccel.detect;
 export import hwaccel.hardware;
 export import :system;
 export import :support;
-export import :cpu;
+#include "detector_partitions.inc"
 
 export namespace hwaccel {
 
 /// The registration table: every detector and host probe, in canonical order.
-/// Adding a backend means adding its entry here (detectors.cpp).
+/// Generated from the `detectors` list of modules/detect/meson.build.
 std::span<const Detector* const> detector_table() noexcept;
 
 /// Runs the detectors `options` selects against `system`. Detectors that may

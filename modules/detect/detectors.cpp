@@ -1,4 +1,4 @@
-// The registration table: one line per detector, in canonical output order.
+// The registration table, generated from the `detectors` list in meson.build.
 module;
 #include <array>
 #include <span>
@@ -7,8 +7,8 @@ module hwaccel.detect;
 namespace hwaccel {
 namespace {
 
-constexpr std::array<const Detector*, 1> table = {
-    &cpu_detector,
+constexpr std::array table = {
+#include "detector_table.inc"
 };
 
 }  // namespace
