@@ -2,6 +2,7 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -78,6 +79,116 @@ int open_descriptor_count() {
   std::error_code ec;
   for (auto it = fs::directory_iterator("/proc/self/fd", ec); !ec && it != fs::directory_iterator(); it.increment(ec)) ++n;
   return n;
+}
+
+namespace {
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+fs::path under_root(const fs::path& dir, std::string_view machine_path) {
+  std::string_view p = machine_path;
+  while (!p.empty() && p.front() == '/') p.remove_prefix(1);
+  return dir / "root" / std::string(p);
+}
+
+}  // namespace
+
+FixtureBuilder::FixtureBuilder(std::string machine, std::string source)
+    : machine_(std::move(machine)), source_(std::move(source)) {
+  fs::create_directories(dir_.path() / "root");
+  fs::create_directories(dir_.path() / "commands");
+}
+
+FixtureBuilder& FixtureBuilder::file(std::string_view machine_path, std::string_view content) {
+  write_file(under_root(dir_.path(), machine_path), content);
+  return *this;
+}
+
+FixtureBuilder& FixtureBuilder::link(std::string_view machine_path, std::string_view target) {
+  const fs::path p = under_root(dir_.path(), machine_path);
+  fs::create_directories(p.parent_path());
+  fs::create_symlink(std::string(target), p);
+  return *this;
+}
+
+FixtureBuilder& FixtureBuilder::tree(const fs::path& from, std::string_view machine_path) {
+  const fs::path to = under_root(dir_.path(), machine_path);
+  fs::create_directories(to);
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks | fs::copy_options::overwrite_existing);
+  return *this;
+}
+
+FixtureBuilder& FixtureBuilder::env(std::string name, std::string value) {
+  env_.emplace_back(std::move(name), std::move(value));
+  return *this;
+}
+
+FixtureBuilder& FixtureBuilder::tool(std::string name) {
+  if (std::find(tools_.begin(), tools_.end(), name) == tools_.end()) tools_.push_back(std::move(name));
+  return *this;
+}
+
+FixtureBuilder& FixtureBuilder::command(std::vector<std::string> argv, std::string_view out, int exit,
+                                        std::string_view err, bool hang) {
+  const std::size_t n = commands_.size();
+  Command c;
+  c.out_file = std::to_string(n) + ".out";
+  write_file(dir_.path() / "commands" / c.out_file, out);
+  if (!err.empty()) {
+    c.err_file = std::to_string(n) + ".err";
+    write_file(dir_.path() / "commands" / c.err_file, err);
+  }
+  tool(argv.at(0));
+  c.argv = std::move(argv);
+  c.exit = exit;
+  c.hang = hang;
+  commands_.push_back(std::move(c));
+  return *this;
+}
+
+std::string FixtureBuilder::write() {
+  std::string j = "{\"format\": 1, \"machine\": " + json_string(machine_) + ", \"source\": " + json_string(source_) +
+                  ", \"synthetic\": true, \"env\": {";
+  for (std::size_t i = 0; i < env_.size(); ++i)
+    j += (i ? ", " : "") + json_string(env_[i].first) + ": " + json_string(env_[i].second);
+  j += "}, \"tools\": [";
+  for (std::size_t i = 0; i < tools_.size(); ++i) j += (i ? ", " : "") + json_string(tools_[i]);
+  j += "], \"commands\": [";
+  for (std::size_t i = 0; i < commands_.size(); ++i) {
+    const auto& c = commands_[i];
+    j += i ? ", {\"argv\": [" : "{\"argv\": [";
+    for (std::size_t a = 0; a < c.argv.size(); ++a) j += (a ? ", " : "") + json_string(c.argv[a]);
+    j += "], \"stdout\": " + json_string(c.out_file);
+    if (!c.err_file.empty()) j += ", \"stderr\": " + json_string(c.err_file);
+    j += ", \"exit\": " + std::to_string(c.exit);
+    if (c.hang) j += ", \"hang\": true";
+    j += "}";
+  }
+  j += "]}\n";
+  write_file(dir_.path() / "fixture.json", j);
+  return dir_.str();
+}
+
+fs::path shared_capture(std::string_view relative) {
+  const fs::path p = shared_fixtures_root() / std::string(relative);
+  std::error_code ec;
+  return fs::exists(p, ec) ? p : fs::path();
 }
 
 }  // namespace hwaccel::testing

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace hwaccel::testing {
@@ -38,5 +39,54 @@ std::vector<std::filesystem::path> machine_fixtures();
 
 /// Number of open file descriptors of this process.
 int open_descriptor_count();
+
+/// Builds a fixture folder (docs/fixtures.md) in a temporary directory, for
+/// tests that replay hand-made or real-capture pieces through the detectors.
+///
+///   FixtureBuilder f;
+///   f.file("/proc/meminfo", "MemTotal: 1024 kB\n")
+///    .command({"nvidia-smi", "-L"}, "GPU 0: ...\n")
+///    .env("CUDA_VISIBLE_DEVICES", "0");
+///   auto system = hwaccel::FixtureSystem::open(f.write());
+class FixtureBuilder {
+ public:
+  explicit FixtureBuilder(std::string machine = "test machine", std::string source = "built by a test");
+
+  /// A file under root/ at its machine path ("/sys/...").
+  FixtureBuilder& file(std::string_view machine_path, std::string_view content);
+  /// A symbolic link under root/ ("/sys/class/drm/card0" -> "../../devices/...").
+  FixtureBuilder& link(std::string_view machine_path, std::string_view target);
+  /// Copies a captured tree (files, folders, links as links) to a machine path.
+  FixtureBuilder& tree(const std::filesystem::path& from, std::string_view machine_path);
+  FixtureBuilder& env(std::string name, std::string value);
+  /// Puts a tool on PATH without any recorded command.
+  FixtureBuilder& tool(std::string name);
+  /// A recorded command; its tool is put on PATH.
+  FixtureBuilder& command(std::vector<std::string> argv, std::string_view out, int exit = 0,
+                          std::string_view err = {}, bool hang = false);
+
+  /// Writes fixture.json and returns the folder (valid while the builder lives).
+  std::string write();
+  const std::filesystem::path& path() const noexcept { return dir_.path(); }
+
+ private:
+  TempDir dir_;
+  std::string machine_;
+  std::string source_;
+  std::vector<std::pair<std::string, std::string>> env_;
+  std::vector<std::string> tools_;
+  struct Command {
+    std::vector<std::string> argv;
+    std::string out_file;
+    std::string err_file;
+    int exit = 0;
+    bool hang = false;
+  };
+  std::vector<Command> commands_;
+};
+
+/// A file or folder of the shared real captures; empty when they are not
+/// available (callers GTEST_SKIP with the returned path in the message).
+std::filesystem::path shared_capture(std::string_view relative);
 
 }  // namespace hwaccel::testing
