@@ -1,0 +1,119 @@
+// Detection latency: every fixture machine replayed in memory and from disk,
+// per backend and in total, and the orchestrator's own overhead.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+import hwaccel;
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace hwaccel;
+
+fs::path fixtures_root() {
+  const char* v = std::getenv("HWACCEL_FIXTURES");
+  return v && *v ? fs::path(v) : fs::path("fixtures");
+}
+
+std::vector<fs::path> machines() {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fixtures_root() / "machines", ec))
+    if (fs::exists(e.path() / "fixture.json")) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// All backends and probes over a fixture that was indexed and loaded once.
+void replay_in_memory(benchmark::State& state, const fs::path& dir) {
+  auto fixture = FixtureSystem::open(dir.string());
+  if (!fixture) {
+    state.SkipWithError(fixture.error().message.c_str());
+    return;
+  }
+  const DetectBuilder builder;
+  for (auto _ : state) {
+    auto registry = builder.detect(**fixture);
+    benchmark::DoNotOptimize(registry);
+  }
+}
+
+// Opening the fixture (indexing root/, reading the manifest) plus detection.
+void replay_from_disk(benchmark::State& state, const fs::path& dir) {
+  const DetectBuilder builder;
+  for (auto _ : state) {
+    auto fixture = FixtureSystem::open(dir.string());
+    if (!fixture) {
+      state.SkipWithError(fixture.error().message.c_str());
+      return;
+    }
+    auto registry = builder.detect(**fixture);
+    benchmark::DoNotOptimize(registry);
+  }
+}
+
+// One backend alone, to see where the time of a full replay goes.
+void replay_one_backend(benchmark::State& state, const fs::path& dir, Backend backend) {
+  auto fixture = FixtureSystem::open(dir.string());
+  if (!fixture) {
+    state.SkipWithError(fixture.error().message.c_str());
+    return;
+  }
+  auto builder = DetectBuilder::none().with(backend).system_probes(false);
+  for (auto _ : state) {
+    auto registry = builder.detect(**fixture);
+    benchmark::DoNotOptimize(registry);
+  }
+}
+
+// No backend and no probe: what the orchestrator itself costs.
+void orchestrator_overhead(benchmark::State& state) {
+  auto fixture = FixtureSystem::open((fixtures_root() / "machines" / "dual-xeon-8480-no-accel").string());
+  if (!fixture) {
+    state.SkipWithError(fixture.error().message.c_str());
+    return;
+  }
+  const auto builder = DetectBuilder::none().system_probes(false);
+  for (auto _ : state) {
+    auto registry = builder.detect(**fixture);
+    benchmark::DoNotOptimize(registry);
+  }
+}
+
+// This machine, live: the number a model server pays at start-up.
+void live_detection(benchmark::State& state) {
+  const auto system = make_live_system();
+  const DetectBuilder builder;
+  for (auto _ : state) {
+    auto registry = builder.detect(*system);
+    benchmark::DoNotOptimize(registry);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const auto& dir : machines()) {
+    const std::string name = dir.filename().string();
+    benchmark::RegisterBenchmark(("replay_in_memory/" + name).c_str(), replay_in_memory, dir)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("replay_from_disk/" + name).c_str(), replay_from_disk, dir)
+        ->Unit(benchmark::kMicrosecond);
+    for (Backend b : all_backends)
+      benchmark::RegisterBenchmark(("replay_backend/" + name + "/" + std::string(to_string(b))).c_str(),
+                                   replay_one_backend, dir, b)
+          ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RegisterBenchmark("orchestrator_overhead", orchestrator_overhead)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("live_detection", live_detection)->Unit(benchmark::kMicrosecond);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
