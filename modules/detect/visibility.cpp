@@ -569,7 +569,8 @@ std::vector<Agent> hip_filter(const std::vector<Agent>& agents, std::string_view
         }
       }
     }
-    const long long index = std::atoll(token.c_str());
+    // ROCclr uses atoi; strtoll reads the same digits without atoi's overflow.
+    const long long index = std::strtoll(token.c_str(), nullptr, 10);
     const bool valid = index >= 0 && static_cast<unsigned long long>(index) < agents.size() && token == std::to_string(index);
     if (!valid) {
       if (!negative_number(token))

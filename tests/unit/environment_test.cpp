@@ -298,6 +298,15 @@ TEST(EnvironmentProbe, LeftoverDockerMarkerInAVmRootFilesystem) {
   EXPECT_NE(warnings[0].message.find("/.dockerenv"), std::string::npos);
 }
 
+TEST(EnvironmentProbe, LeftoverContainerenvToo) {
+  FixtureBuilder f;
+  f.file("/run/.containerenv", "").file("/proc/self/mountinfo", "26 1 8:1 / / rw,relatime - xfs /dev/sda1 rw\n");
+  std::vector<Warning> warnings;
+  EXPECT_FALSE(probe(f, &warnings).container);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].message.find("/run/.containerenv"), std::string::npos);
+}
+
 TEST(EnvironmentProbe, RootlessPodman) {
   FixtureBuilder f;
   f.file("/run/.containerenv", "")

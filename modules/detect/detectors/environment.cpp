@@ -393,17 +393,18 @@ ContainerFacts detect_container(const System& sys) {
   // neither an overlay root nor runtime-managed /etc files, the marker is a
   // leftover of the image, not a container.
   const bool mounts_say_host = mountinfo && !mounts.overlay_root && !mounts.runtime_files && !mounts.runtime;
+  const auto marker = [&](std::string_view path) {
+    if (!sys.exists(path)) return false;
+    if (!mounts_say_host) return true;
+    facts.warnings.push_back(environment_warning(
+        WarningKind::inconsistent,
+        text::cat(path, " exists but /proc/self/mountinfo shows no container mounts (no overlay root, no "
+                        "runtime-managed /etc/hostname): taken as a leftover of the image this root filesystem was built from")));
+    return false;
+  };
   std::optional<std::string> runtime;
-  if (sys.exists("/.dockerenv")) {
-    if (mounts_say_host)
-      facts.warnings.push_back(environment_warning(
-          WarningKind::inconsistent,
-          "/.dockerenv exists but /proc/self/mountinfo shows no container mounts (no overlay root, no runtime-managed "
-          "/etc/hostname): taken as a leftover of the image this root filesystem was built from"));
-    else
-      runtime = "docker";
-  }
-  if (!runtime && sys.exists("/run/.containerenv") && !mounts_say_host) {
+  if (marker("/.dockerenv")) runtime = "docker";
+  if (!runtime && marker("/run/.containerenv")) {
     // Written by podman and, since 1.23, CRI-O; podman names itself only for
     // --privileged containers.
     runtime = parsers::containerenv_engine(read_text(sys, "/run/.containerenv", 64 * 1024).value_or(""));
