@@ -135,6 +135,34 @@ std::optional<std::size_t> partition_by_uuid(const DeviceProfile& d, std::string
   return std::nullopt;
 }
 
+// A GPU, or one of its MIG devices, named in NVIDIA_VISIBLE_DEVICES.
+struct Named {
+  DeviceProfile* gpu = nullptr;
+  std::optional<std::size_t> partition;
+};
+
+// "MIG-<uuid>" (R470 and later) or "MIG-GPU-<gpu uuid>/<gi>/<ci>", matched whole
+// (the container runtime resolves full identifiers through NVML).
+std::optional<Named> container_mig_device(const std::vector<DeviceProfile*>& gpus, std::string_view entry) {
+  const std::string_view rest = entry.substr(4);
+  if (starts_with_ci(rest, "GPU-") && rest.find('/') != std::string_view::npos) {
+    std::string_view ids = rest;
+    const std::string_view gpu_uuid = text::next_token(ids, '/');
+    const auto gi = small_decimal(text::next_token(ids, '/'));
+    const auto ci = small_decimal(ids);
+    if (!gi || !ci) return std::nullopt;
+    for (DeviceProfile* d : gpus) {
+      if (!d->uuid || !text::iequals(*d->uuid, gpu_uuid)) continue;
+      for (std::size_t i = 0; i < d->partitions.size(); ++i)
+        if (d->partitions[i].gpu_instance_id == gi && d->partitions[i].compute_instance_id == ci) return Named{d, i};
+    }
+    return std::nullopt;
+  }
+  for (DeviceProfile* d : gpus)
+    if (const auto p = partition_by_uuid(*d, entry)) return Named{d, p};
+  return std::nullopt;
+}
+
 // NVIDIA_VISIBLE_DEVICES: what the NVIDIA container runtime gave this
 // container. Inside it, nvidia-smi already shows only those GPUs, renumbered
 // from 0; when the detection shows more (read from sysfs, which is not
@@ -155,10 +183,6 @@ CudaSelection container_gpus(std::vector<DeviceProfile*> gpus, const VisibilityI
     return sel;
   }
 
-  struct Named {
-    DeviceProfile* gpu = nullptr;
-    std::optional<std::size_t> partition;
-  };
   std::vector<Named> named;
   std::set<std::string> gpu_keys;  // distinct GPUs the list names
   std::vector<std::pair<std::uint32_t, std::optional<std::uint32_t>>> host_indices;
@@ -177,24 +201,7 @@ CudaSelection container_gpus(std::vector<DeviceProfile*> gpus, const VisibilityI
       continue;
     }
     if (starts_with_ci(entry, "MIG-")) {
-      // "MIG-<uuid>" (R470 and later) or "MIG-GPU-<gpu uuid>/<gi>/<ci>".
-      std::optional<Named> found;
-      const std::string_view rest = entry.substr(4);
-      if (starts_with_ci(rest, "GPU-") && rest.find('/') != std::string_view::npos) {
-        std::string_view ids = rest;
-        const std::string_view gpu_uuid = text::next_token(ids, '/');
-        const auto gi = small_decimal(text::next_token(ids, '/'));
-        const auto ci = small_decimal(ids);
-        for (DeviceProfile* d : gpus) {
-          if (!d->uuid || !text::iequals(*d->uuid, gpu_uuid)) continue;
-          for (std::size_t i = 0; i < d->partitions.size(); ++i)
-            if (gi && ci && d->partitions[i].gpu_instance_id == gi && d->partitions[i].compute_instance_id == ci)
-              found = Named{d, i};
-        }
-      } else {
-        for (DeviceProfile* d : gpus)
-          if (const auto p = partition_by_uuid(*d, entry)) found = Named{d, p};
-      }
+      const std::optional<Named> found = container_mig_device(gpus, entry);
       if (!found) {
         gpu_keys.insert(text::lower(entry));
         warnings.push_back(warning_for(Backend::cuda, WarningKind::invalid_value,

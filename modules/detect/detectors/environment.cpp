@@ -354,8 +354,8 @@ DetectorOutput detect_environment(const DetectContext& ctx) {
     auto value = sys.env(name);
     if (!value) continue;
     if (value->size() > env_value_cap) {
-      out.warnings.push_back(environment_warning(
-          WarningKind::truncated, text::cat(name, " is ", value->size(), " bytes long; recorded its first ", env_value_cap)));
+      ctx.warn(out, WarningKind::truncated,
+               text::cat(name, " is ", value->size(), " bytes long; recorded its first ", env_value_cap));
       value->resize(env_value_cap);
     }
     env.visible_devices_env.emplace(std::string(name), std::move(*value));
