@@ -8,7 +8,7 @@ module hwaccel.detect;
 
 namespace hwaccel {
 
-void finalize_inventory(Inventory& inv, const System& /*system*/) {
+void finalize_inventory(Inventory& inv, const System& system) {
   std::sort(inv.devices.begin(), inv.devices.end(), [](const DeviceProfile& a, const DeviceProfile& b) {
     return std::tie(a.backend, a.index) < std::tie(b.backend, b.index);
   });
@@ -19,6 +19,12 @@ void finalize_inventory(Inventory& inv, const System& /*system*/) {
     if (x.b != y.b) return natural_less(x.b, y.b);
     return x.kind < y.kind;
   });
+  // Which GPUs this process may use and the runtime's numbering of them
+  // (*_VISIBLE_DEVICES; visibility.cpp, docs/environment.md).
+  const bool has_gpus = std::any_of(inv.devices.begin(), inv.devices.end(), [](const DeviceProfile& d) {
+    return d.backend == Backend::cuda || d.backend == Backend::rocm;
+  });
+  if (has_gpus) resolve_visibility(inv.devices, visibility_inputs(system, inv.system.environment), inv.warnings);
 }
 
 }  // namespace hwaccel

@@ -117,7 +117,9 @@ struct DevicePartition {
   std::optional<std::uint32_t> compute_instance_id;
   std::optional<std::uint64_t> memory_bytes;
   std::optional<std::uint32_t> compute_units;
-  bool visible = true;
+  bool visible = true;  ///< false when this process cannot use the partition
+  /// Device index the runtime gives the partition (a CUDA MIG device, a ROCm
+  /// agent of a partitioned GPU); see docs/environment.md.
   std::optional<std::uint32_t> runtime_index;
 
   friend bool operator==(const DevicePartition&, const DevicePartition&) = default;
@@ -162,7 +164,10 @@ struct DeviceProfile {
   bool integrated = false;  ///< shares the die or package with the CPU
   bool available = true;    ///< false when present but unusable (error state)
   bool visible = true;      ///< false when *_VISIBLE_DEVICES hides it from this process
-  std::optional<std::uint32_t> runtime_index;  ///< index the vendor runtime gives it
+  /// Index the vendor runtime gives it (CUDA ordinal, HIP device id); empty
+  /// when hidden, or when the runtime sees its partitions instead (MIG, CPX).
+  /// Rules in docs/environment.md.
+  std::optional<std::uint32_t> runtime_index;
 
   std::vector<DevicePartition> partitions;
   std::optional<std::string> spec_id;  ///< key into the published spec table
@@ -241,20 +246,29 @@ struct CpuInfo {
 
 /// A cloud instance identified from DMI, without network calls.
 struct CloudInstance {
-  std::string provider;  ///< "aws", "gcp", "azure", "oci"
-  std::optional<std::string> instance_type;
-  std::optional<std::string> product_name;
+  std::string provider;  ///< "aws", "gcp", "azure", "oci", "alibaba"
+  std::optional<std::string> instance_type;  ///< where DMI carries it (AWS Nitro: "p5.48xlarge")
+  std::optional<std::string> product_name;   ///< DMI product_name as the firmware reports it
 
   friend bool operator==(const CloudInstance&, const CloudInstance&) = default;
 };
 
-/// Where this process runs.
+/// Where this process runs (docs/environment.md says which file tells what).
 struct Environment {
-  std::optional<std::string> container;  ///< "docker", "containerd", "podman", "lxc", ...
+  /// Container runtime: "docker", "podman", "containerd", "cri-o", "lxc",
+  /// "systemd-nspawn", ...; "unknown" in a Kubernetes pod whose runtime left no trace.
+  std::optional<std::string> container;
   bool kubernetes = false;
   std::optional<std::string> kubernetes_namespace;
   bool wsl = false;
-  std::optional<std::string> hypervisor;  ///< from DMI/cpuinfo, e.g. "kvm", "xen", "hyper-v"
+  std::optional<std::uint32_t> wsl_version;  ///< 1 or 2 when `wsl`
+  /// /dev/dxg exists: GPUs reach this system through WSL2's DirectX
+  /// paravirtualization (dxgkrnl) and do not appear in PCI sysfs.
+  bool gpu_paravirtualization = false;
+  /// Evidence of running under a hypervisor was found (CPU flag, DMI,
+  /// paravirtual clock); false means none was found.
+  bool virtual_machine = false;
+  std::optional<std::string> hypervisor;  ///< "kvm", "qemu", "xen", "hyper-v", "vmware", "nitro", ...
   std::optional<CloudInstance> cloud;
   /// The device-selection variables this process sees (name -> value), sorted.
   std::map<std::string, std::string, std::less<>> visible_devices_env;

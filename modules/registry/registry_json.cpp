@@ -134,6 +134,9 @@ void write_environment(json::Writer& w, const Environment& e) {
   w.field("kubernetes", e.kubernetes);
   w.field("kubernetes_namespace", e.kubernetes_namespace);
   w.field("wsl", e.wsl);
+  w.field("wsl_version", e.wsl_version);
+  w.field("gpu_paravirtualization", e.gpu_paravirtualization);
+  w.field("virtual_machine", e.virtual_machine);
   w.field("hypervisor", e.hypervisor);
   if (e.cloud) {
     w.key("cloud").begin_object();
@@ -504,6 +507,9 @@ class Reader {
       else if (k == "kubernetes") read(v, p, env.kubernetes);
       else if (k == "kubernetes_namespace") read(v, p, env.kubernetes_namespace);
       else if (k == "wsl") read(v, p, env.wsl);
+      else if (k == "wsl_version") read(v, p, env.wsl_version);
+      else if (k == "gpu_paravirtualization") read(v, p, env.gpu_paravirtualization);
+      else if (k == "virtual_machine") read(v, p, env.virtual_machine);
       else if (k == "hypervisor") read(v, p, env.hypervisor);
       else if (k == "cloud") {
         object co;

@@ -105,6 +105,10 @@ Inventory rich_inventory() {
   env.container = "docker";
   env.kubernetes = true;
   env.kubernetes_namespace = "ml";
+  env.wsl = true;
+  env.wsl_version = 2;
+  env.gpu_paravirtualization = true;
+  env.virtual_machine = true;
   env.hypervisor = "kvm";
   env.cloud = CloudInstance{"aws", "p5.48xlarge", "p5.48xlarge"};
   env.visible_devices_env = {{"CUDA_VISIBLE_DEVICES", "1,0"}};
