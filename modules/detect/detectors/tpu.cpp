@@ -192,6 +192,7 @@ struct Chip {
   PciAddress address;
   std::optional<std::string> node;  ///< the /dev path the runtime opens
   bool node_exists = false;
+  std::optional<std::string> accel_dir;  ///< /sys/class/accel/accelN of Google's driver
 };
 
 // A Google PCI function that may be a TPU: Google's vendor id also covers the
@@ -216,7 +217,7 @@ std::vector<Chip> find_chips(const System& sys) {
   // accel/ folder, unlike the DRM accel class that shares the class name).
   for (const AccelNode& node : accel_nodes(sys)) {
     if (!node.pci_address || !is_google(sys, *node.pci_address)) continue;
-    Chip chip{*node.pci_address, std::nullopt, false};
+    Chip chip{*node.pci_address, std::nullopt, false, "/sys/class/accel/" + node.name};
     if (node.minor) {
       for (const std::string& path : {text::cat("/dev/accel", *node.minor), text::cat("/dev/accel/accel", *node.minor)})
         if (sys.exists(path)) {
@@ -232,7 +233,7 @@ std::vector<Chip> find_chips(const System& sys) {
   // is named after the function's IOMMU group.
   for (const PciAddress& address : pci_functions_of_driver(sys, "vfio-pci")) {
     if (!is_google(sys, address)) continue;
-    Chip chip{address, std::nullopt, false};
+    Chip chip{address, std::nullopt, false, std::nullopt};
     if (const auto group = sys.read_link(text::cat("/sys/bus/pci/devices/", address.to_string(), "/iommu_group"))) {
       chip.node = text::cat("/dev/vfio/", base_name(*group));
       chip.node_exists = sys.exists(*chip.node);
@@ -249,7 +250,7 @@ std::vector<Chip> scan_unbound_chips(const System& sys) {
   std::vector<Chip> chips;
   for (const auto& name : list_names(sys, "/sys/bus/pci/devices"))
     if (const auto address = PciAddress::parse(name); address && is_google(sys, *address))
-      chips.push_back(Chip{*address, std::nullopt, false});
+      chips.push_back(Chip{*address, std::nullopt, false, std::nullopt});
   std::sort(chips.begin(), chips.end(), [](const Chip& a, const Chip& b) { return a.address < b.address; });
   return chips;
 }
@@ -298,6 +299,14 @@ void describe_chip(const DetectContext& ctx, DetectorOutput& out, const Chip& ch
   if (version && version->runtime_devices_per_chip)
     d.properties.emplace("runtime_devices_per_chip", text::cat(*version->runtime_devices_per_chip));
   if (pci.driver) d.properties.emplace("driver", *pci.driver);
+  if (chip.accel_dir) {
+    // Attributes of Google's accel class (drivers/accel/accel.c of the TPU driver).
+    const System& sys = ctx.system();
+    if (auto fw = read_text(sys, *chip.accel_dir + "/fw_version", 256); fw && !fw->empty() && *fw != "0.0.0.0")
+      d.firmware_version = std::move(*fw);
+    if (auto state = read_text(sys, *chip.accel_dir + "/state", 256); state && !state->empty())
+      d.properties.emplace("driver_state", std::move(*state));
+  }
   if (chip.node && chip.node_exists) {
     d.properties.emplace("device_node", *chip.node);
   } else if (!pci.driver) {
