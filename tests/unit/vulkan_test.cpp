@@ -120,6 +120,29 @@ TEST(VulkanParsers, SummaryAfterValidationNoise) {
   EXPECT_TRUE(parsers::is_software_renderer(info.devices[2]));
   EXPECT_FALSE(parsers::is_software_renderer(info.devices[1]));
   EXPECT_FALSE(parsers::parse_vulkaninfo_summary("Cannot create Vulkan instance.\n").has_devices);
+  // Windows builds indent with spaces.
+  std::string spaced;
+  for (char c : summary({rtx})) spaced += c == '\t' ? std::string("    ") : std::string(1, c);
+  const auto windows = parsers::parse_vulkaninfo_summary(spaced);
+  ASSERT_EQ(windows.devices.size(), 1u);
+  EXPECT_EQ(windows.devices[0].device_uuid, rtx.uuid);
+}
+
+TEST(VulkanDetection, VirtualGpusAreKeptSoftwareRenderersAreNot) {
+  const GpuText venus = {0, "Virtio-GPU Venus (NVIDIA L4)", "VIRTUAL_GPU", "0x10de", "0x27b8",
+                         "8c1a6f2e-0000-4000-8000-000000000001", "DRIVER_ID_MESA_VENUS", "venus", "Mesa 24.2.3", std::nullopt, ""};
+  GpuText swiftshader = llvmpipe;
+  swiftshader.index = 1;
+  swiftshader.name = "SwiftShader Device (Subzero) (0x0000C0DE)";
+  swiftshader.driver_id = "DRIVER_ID_GOOGLE_SWIFTSHADER";
+  FixtureBuilder f;
+  f.command({"vulkaninfo", "--summary"}, summary({venus, swiftshader})).command({"vulkaninfo"}, full({venus, swiftshader}));
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(r.devices()[0].properties.at("vulkan_device_type"), "virtual_gpu");
+  EXPECT_FALSE(r.devices()[0].integrated);
+  EXPECT_FALSE(r.devices()[0].memory_bytes);  // no heaps listed for it
+  EXPECT_TRUE(r.warnings().empty());
 }
 
 TEST(VulkanParsers, FullReportHeapsPciAndDriver) {
