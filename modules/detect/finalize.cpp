@@ -9,6 +9,8 @@ module hwaccel.detect;
 namespace hwaccel {
 
 void finalize_inventory(Inventory& inv, const System& system) {
+  // Before ordering: a Vulkan device folded into its native twin leaves the list.
+  merge_vulkan_devices(inv, system);
   std::sort(inv.devices.begin(), inv.devices.end(), [](const DeviceProfile& a, const DeviceProfile& b) {
     return std::tie(a.backend, a.index) < std::tie(b.backend, b.index);
   });

@@ -198,6 +198,8 @@ PciFunction read_pci_function(const System& sys, const PciAddress& address) {
   f.subsystem_device_id = read_id16(sys, dir + "/subsystem_device");
   if (const auto cls = read_u64(sys, dir + "/class", 16); cls && *cls <= 0xffffff)
     f.class_code = static_cast<std::uint32_t>(*cls);
+  if (const auto rev = read_u64(sys, dir + "/revision", 16); rev && *rev <= 0xff)
+    f.revision = static_cast<std::uint8_t>(*rev);
   if (const auto link = sys.read_link(dir + "/driver")) f.driver = std::string(base_name(*link));
   if (!f.vendor_id || !f.device_id || !f.driver) ids_from_uevent(sys, dir, f);
   if (const auto numa = read_i64(sys, dir + "/numa_node"); numa && *numa >= 0 && *numa < 65536)

@@ -106,6 +106,7 @@ struct PciFunction {
   std::optional<std::uint16_t> subsystem_vendor_id;
   std::optional<std::uint16_t> subsystem_device_id;
   std::optional<std::uint32_t> class_code;  ///< 24-bit class, e.g. 0x030000
+  std::optional<std::uint8_t> revision;     ///< PCI revision id (tells NPU generations apart)
   std::optional<std::string> driver;        ///< bound driver name
   std::optional<std::int32_t> numa_node;    ///< absent when sysfs says -1
   std::optional<std::string> local_cpulist;
@@ -122,5 +123,43 @@ std::vector<PciAddress> pci_functions_of_driver(const System& system, std::strin
 
 /// Parses a sysfs link speed ("16.0 GT/s PCIe", "2.5 GT/s") to GT/s.
 std::optional<double> parse_link_speed(std::string_view text) noexcept;
+
+/// A device of the compute-accelerator class, /sys/class/accel/accelN: the
+/// class DRM accel drivers (intel_vpu, amdxdna, qaic, habanalabs) register,
+/// and the one Google's out-of-tree TPU driver registers under the same name.
+struct AccelNode {
+  std::string name;                      ///< "accel0"
+  std::optional<std::uint32_t> minor;    ///< N of "accelN"
+  std::optional<std::string> driver;     ///< driver bound to the parent device
+  std::optional<PciAddress> pci_address; ///< the parent, when it is a PCI function
+};
+
+/// The entries of /sys/class/accel in natural order (accel2 < accel10), each
+/// resolved with two link reads (device, device/driver). Empty when the class
+/// does not exist.
+std::vector<AccelNode> accel_nodes(const System& system);
+
+/// A PCI function bound to an accel driver, with its accel node if it has one.
+struct AccelFunction {
+  PciAddress address;
+  std::optional<AccelNode> node;
+};
+
+/// The PCI functions a DRM accel driver drives: those of its accel nodes plus
+/// those bound to it (/sys/bus/pci/drivers/<driver>) that have no node (a
+/// device whose driver failed to initialise it), sorted by address. One
+/// listing of each folder; nothing else is read.
+std::vector<AccelFunction> accel_functions_of_driver(const System& system, std::string_view driver);
+
+/// "8086:7d1d": a PCI vendor:device pair as lspci -n prints it.
+std::string pci_id_text(std::uint16_t vendor_id, std::uint16_t device_id);
+
+/// Fills what every device of a DRM accel driver shares from sysfs: PCI bus
+/// id, NUMA node, CPU affinity, PCIe link, and the properties "pci_id",
+/// "driver" and "device_node" (/dev/accel/accelN). A function without an
+/// accel node, or whose /dev node is missing, is marked unavailable with a
+/// warning. Returns what sysfs says about the function.
+PciFunction describe_accel_function(const DetectContext& ctx, DetectorOutput& out, const AccelFunction& function,
+                                    std::string_view driver, DeviceProfile& device);
 
 }  // namespace hwaccel

@@ -1,0 +1,93 @@
+// Readers of the compute-accelerator class (/sys/class/accel) shared by the
+// NPU and ASIC detectors whose drivers register there.
+module;
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+module hwaccel.detect;
+
+namespace hwaccel {
+
+std::vector<AccelNode> accel_nodes(const System& sys) {
+  std::vector<std::string> names = list_names(sys, "/sys/class/accel");
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+  std::vector<AccelNode> nodes;
+  nodes.reserve(names.size());
+  for (auto& name : names) {
+    AccelNode node;
+    const std::string_view view = name;
+    if (view.starts_with("accel")) {
+      if (const auto n = text::parse_u64(view.substr(5)); n && *n <= 0xffffffffu)
+        node.minor = static_cast<std::uint32_t>(*n);
+    }
+    const std::string dir = "/sys/class/accel/" + name;
+    // device -> "../../../0000:c2:00.1": the parent's sysfs name is its PCI address.
+    if (const auto parent = sys.read_link(dir + "/device")) node.pci_address = PciAddress::parse(base_name(*parent));
+    if (const auto driver = sys.read_link(dir + "/device/driver")) node.driver = std::string(base_name(*driver));
+    node.name = std::move(name);
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
+}
+
+std::vector<AccelFunction> accel_functions_of_driver(const System& sys, std::string_view driver) {
+  std::vector<AccelFunction> out;
+  for (auto& node : accel_nodes(sys)) {
+    if (!node.pci_address || !node.driver || *node.driver != driver) continue;
+    const PciAddress address = *node.pci_address;
+    out.push_back(AccelFunction{address, std::move(node)});
+  }
+  for (const PciAddress& address : pci_functions_of_driver(sys, driver)) {
+    const bool known = std::any_of(out.begin(), out.end(), [&](const AccelFunction& f) { return f.address == address; });
+    if (!known) out.push_back(AccelFunction{address, std::nullopt});
+  }
+  std::sort(out.begin(), out.end(), [](const AccelFunction& a, const AccelFunction& b) { return a.address < b.address; });
+  return out;
+}
+
+std::string pci_id_text(std::uint16_t vendor_id, std::uint16_t device_id) {
+  constexpr char digits[] = "0123456789abcdef";
+  std::string out(9, ':');
+  for (int i = 0; i < 4; ++i) {
+    out[static_cast<std::size_t>(3 - i)] = digits[(vendor_id >> (4 * i)) & 0xf];
+    out[static_cast<std::size_t>(8 - i)] = digits[(device_id >> (4 * i)) & 0xf];
+  }
+  return out;
+}
+
+PciFunction describe_accel_function(const DetectContext& ctx, DetectorOutput& out, const AccelFunction& function,
+                                    std::string_view driver, DeviceProfile& device) {
+  const System& sys = ctx.system();
+  PciFunction pci = read_pci_function(sys, function.address);
+  const std::string bus_id = function.address.to_string();
+  device.pci_bus_id = bus_id;
+  device.numa_node = pci.numa_node;
+  device.cpu_affinity = pci.local_cpulist;
+  if (pci.link.current_speed_gts || pci.link.max_speed_gts || pci.link.current_width || pci.link.max_width)
+    device.pcie = pci.link;
+  if (pci.vendor_id && pci.device_id) device.properties.emplace("pci_id", pci_id_text(*pci.vendor_id, *pci.device_id));
+  device.properties.emplace("driver", std::string(driver));
+  if (function.node && function.node->minor) {
+    const std::string node = text::cat("/dev/accel/accel", *function.node->minor);
+    if (sys.exists(node)) {
+      device.properties.emplace("device_node", node);
+    } else {
+      device.available = false;
+      ctx.warn(out, WarningKind::unsupported,
+               text::cat(bus_id, ": ", node, " does not exist, so the device cannot be opened from here",
+                         " (not passed into this container?)"));
+    }
+  } else {
+    device.available = false;
+    ctx.warn(out, WarningKind::unsupported,
+             text::cat(bus_id, " is bound to ", driver, " but has no /sys/class/accel node: the driver did not ",
+                       "finish initialising it (see the kernel log)"));
+  }
+  return pci;
+}
+
+}  // namespace hwaccel

@@ -1,0 +1,75 @@
+// Vulkan backend: GPUs as the Vulkan loader enumerates them (`vulkaninfo
+// --summary` and the full report), and the pass that folds a Vulkan device
+// into the native backend's view of the same GPU.
+module;
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+export module hwaccel.detect:vulkan;
+import hwaccel.hardware;
+import :system;
+import :support;
+
+export namespace hwaccel::parsers {
+
+/// One VkMemoryHeap.
+struct VulkanHeap {
+  std::uint64_t size_bytes = 0;
+  bool device_local = false;  ///< MEMORY_HEAP_DEVICE_LOCAL_BIT
+};
+
+/// One physical device ("GPUn:") of a vulkaninfo report.
+struct VulkanDevice {
+  std::uint32_t index = 0;  ///< n of "GPUn", the loader's enumeration order
+  std::string name;
+  std::string device_type;  ///< "DISCRETE_GPU", "INTEGRATED_GPU", "VIRTUAL_GPU", "CPU", "OTHER"
+  std::optional<std::uint32_t> vendor_id;  ///< a PCI vendor id, or a Khronos one (0x10005 Mesa)
+  std::optional<std::uint32_t> device_id;  ///< 32 bits: Apple's are not PCI ids
+  std::optional<std::string> api_version;
+  std::optional<std::string> driver_version;
+  std::optional<std::string> driver_id;    ///< "DRIVER_ID_MESA_RADV"
+  std::optional<std::string> driver_name;  ///< "radv"
+  std::optional<std::string> driver_info;  ///< "Mesa 26.0.8-1ubuntu0.3"
+  std::optional<std::string> device_uuid;
+  std::optional<PciAddress> pci_address;   ///< VkPhysicalDevicePCIBusInfoPropertiesEXT
+  std::vector<VulkanHeap> heaps;
+};
+
+/// A parsed vulkaninfo report.
+struct VulkanInfo {
+  bool has_devices = false;  ///< the device section was found
+  std::optional<std::string> instance_version;
+  std::vector<VulkanDevice> devices;
+};
+
+/// `vulkaninfo --summary`: the "Devices:" section's GPUn blocks of
+/// "key = value" lines. Validation-layer messages may come before the banner.
+VulkanInfo parse_vulkaninfo_summary(std::string_view text);
+
+/// The full `vulkaninfo` report, in one pass: identity from
+/// VkPhysicalDeviceProperties, PCI location, UUID, driver and memory heaps
+/// of each GPUn under "Device Properties and Extensions". The layer and
+/// surface sections that repeat device names before it are skipped.
+VulkanInfo parse_vulkaninfo(std::string_view text);
+
+/// llvmpipe, lavapipe, SwiftShader and other CPU implementations: Vulkan
+/// devices that are not accelerators.
+bool is_software_renderer(const VulkanDevice& device) noexcept;
+
+}  // namespace hwaccel::parsers
+
+export namespace hwaccel {
+
+extern const Detector vulkan_detector;
+
+/// Folds each Vulkan device that is the same GPU as a device of a native
+/// backend (CUDA, ROCm, oneAPI, Apple) into that device, as properties
+/// (vulkan_api_version, vulkan_driver, vulkan_device_index), instead of
+/// listing it twice. The same GPU is found by PCI bus id; failing that by
+/// PCI vendor and device id when each side has one such device; failing that
+/// by UUID. Other Vulkan devices stay and are renumbered.
+void merge_vulkan_devices(Inventory& inventory, const System& system);
+
+}  // namespace hwaccel
