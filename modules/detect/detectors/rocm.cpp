@@ -261,8 +261,8 @@ void find_amdgpu_cards(const System& sys, std::vector<DrmCard>& cards, std::vect
     // The device link ends in the PCI address; partition (amdgpu_xcp) cards
     // end in a platform device name and are covered by the KFD nodes.
     if (device_link) card.address = PciAddress::parse(base_name(*device_link));
-    else card.address = (uevent.slot ? uevent.slot : read_uevent(sys, device_dir + "/uevent").slot);
-    if (!card.address && device_link) continue;
+    if (!card.address) card.address = uevent.driver ? uevent.slot : read_uevent(sys, device_dir + "/uevent").slot;
+    if (!card.address) continue;
     cards.push_back(std::move(card));
   }
 }
@@ -537,7 +537,7 @@ Built RocmDetection::build(const Board& board, std::uint32_t index) {
     }
     d.compute_units = cus;
     d.properties["simd_count"] = text::cat(simds);
-    if (xcc > 0) d.properties["xcc_count"] = text::cat(xcc);
+    if (xcc > 1) d.properties["xcc_count"] = text::cat(xcc);
     if (p.wave_front_size) d.properties["wavefront_size"] = text::cat(*p.wave_front_size);
     if (p.max_engine_clk_fcompute) d.properties["max_engine_clock_mhz"] = text::cat(*p.max_engine_clk_fcompute);
     d.properties["kfd_nodes"] = join_numbers(node_ids);
