@@ -386,7 +386,7 @@ class RocmDetection {
   Built build(const Board& board, std::uint32_t index);
   void fill_from_card(Built& b, const DrmCard& card, const parsers::AmdProduct* product, bool awake);
   void fill_memory_from_kfd(DeviceProfile& d, const Board& board, bool integrated);
-  void fill_partitions(DeviceProfile& d, const Board& board, const DrmCard* card, const parsers::AmdProduct* product);
+  bool fill_partitions(DeviceProfile& d, const Board& board, const DrmCard* card, const parsers::AmdProduct* product);
   void fill_pcie(Built& b, const PciFunction& pci);
   void fill_sensors(DeviceProfile& d, const DrmCard& card);
   void add_links(std::vector<Built>& built, const std::vector<Board>& boards);
@@ -567,8 +567,9 @@ Built RocmDetection::build(const Board& board, std::uint32_t index) {
           ": memory use, utilization, temperature and power were not read, so as not to wake the GPU");
     }
   if (card) fill_from_card(b, *card, product, awake);
-  if (!card || !d.memory_bytes) fill_memory_from_kfd(d, board, d.integrated);
-  fill_partitions(d, board, card, product);
+  // A board with partitions missing from KFD has more memory than they add up to.
+  const bool all_partitions = fill_partitions(d, board, card, product);
+  if ((!card || !d.memory_bytes) && all_partitions) fill_memory_from_kfd(d, board, d.integrated);
   if (address) fill_pcie(b, pci);
   d.driver_version = driver_version_;
 
@@ -674,7 +675,9 @@ void RocmDetection::fill_memory_from_kfd(DeviceProfile& d, const Board& board, b
   }
 }
 
-void RocmDetection::fill_partitions(DeviceProfile& d, const Board& board, const DrmCard* card,
+// Reports the compute partitions of a board; false when KFD lists fewer than
+// its partition mode makes.
+bool RocmDetection::fill_partitions(DeviceProfile& d, const Board& board, const DrmCard* card,
                                     const parsers::AmdProduct* product) {
   const std::size_t count = board.nodes.size();
   const std::uint32_t xcds = product ? product->xcd_count : 0;
@@ -724,12 +727,13 @@ void RocmDetection::fill_partitions(DeviceProfile& d, const Board& board, const 
     }
   }
   if (!mode.empty()) expected = parsers::partitions_in_mode(mode, xcds);
-  if (expected && count > 0 && count != *expected)
+  const bool complete = !(expected && count > 0 && count != *expected);
+  if (!complete)
     ctx_.warn(out_, WarningKind::inconsistent,
               text::cat(d.id, " (", d.pci_bus_id.value_or("no PCI address"), ") is in ", mode, " mode, which makes ",
                         *expected, " partitions, but the KFD topology lists ", count,
                         "; the partitions it lists are reported"));
-  if (count < 2) return;
+  if (count < 2) return complete;
   for (std::size_t i = 0; i < count; ++i) {
     const KfdNode& n = *board.nodes[i];
     DevicePartition part;
@@ -742,6 +746,7 @@ void RocmDetection::fill_partitions(DeviceProfile& d, const Board& board, const 
     part.compute_units = node_compute_units(n);
     d.partitions.push_back(std::move(part));
   }
+  return complete;
 }
 
 void RocmDetection::fill_pcie(Built& b, const PciFunction& pci) {
