@@ -292,6 +292,16 @@ TEST(RocmDetect, NoAmdGpuCostsNothingAndSaysNothing) {
   const auto none = detect(empty);
   EXPECT_TRUE(none.devices().empty());
   EXPECT_TRUE(none.warnings().empty());
+
+  // DRM cards, none of them amdgpu: the KFD topology is not even looked at
+  // (every KFD GPU has an amdgpu card), so a stray one reports nothing.
+  FixtureBuilder other;
+  add_card(other, Card{.number = 0, .bdf = "0000:17:00.0", .device = "0x2330", .driver = "nvidia"});
+  add_kfd_node(other, 0, cpu_props);
+  add_kfd_node(other, 1, gpu_props(0x0300, 90402, 1216, 0x74a1));
+  const auto nvidia = detect(other);
+  EXPECT_TRUE(nvidia.devices().empty());
+  EXPECT_TRUE(nvidia.warnings().empty());
 }
 
 TEST(RocmDetect, CardsInNumericOrderJoinedToKfdByAddress) {
@@ -634,6 +644,23 @@ TEST(RocmDetect, XgmiHiveAndLinks) {
   EXPECT_EQ(r.links()[2].kind, LinkKind::system);
   EXPECT_EQ(prop(r.devices()[0], "xgmi_hive_id"), "12609507387757274807");
   EXPECT_EQ(prop(r.devices()[2], "xgmi_hive_id"), "");
+}
+
+TEST(RocmDetect, HiveFromSysfsWithoutKfd) {
+  // amdgpu's xgmi_hive_info is a folder (shared by the hive's devices) whose
+  // xgmi_hive_id attribute names the hive.
+  FixtureBuilder f;
+  add_card(f, Card{.number = 0, .bdf = "0000:03:00.0", .device = "0x740f",
+                   .files = {{"xgmi_hive_info/xgmi_hive_id", "4242\n"}}});
+  add_card(f, Card{.number = 1, .bdf = "0000:43:00.0", .device = "0x740f"});
+  f.link("/sys/devices/pci0000:00/0000:43:00.0/xgmi_hive_info", "../0000:03:00.0/xgmi_hive_info");
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 2u);
+  ASSERT_EQ(r.interconnects().size(), 1u);
+  EXPECT_EQ(r.interconnects()[0].name, "xGMI hive 4242");
+  EXPECT_EQ(r.interconnects()[0].device_ids, (std::vector<std::string>{"rocm:0", "rocm:1"}));
+  EXPECT_FALSE(r.interconnects()[0].bandwidth_gbps);  // no KFD io_links to say
+  EXPECT_EQ(prop(r.devices()[1], "xgmi_hive_id"), "4242");
 }
 
 // An MI300X in CPX mode with one of its eight partitions missing from KFD,

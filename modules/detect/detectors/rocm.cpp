@@ -11,7 +11,7 @@ module;
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
+#include <tuple>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -236,7 +236,8 @@ bool is_card_name(std::string_view name) {
   return name.size() > 4 && name.starts_with("card") && text::parse_u64(name.substr(4)).has_value();
 }
 
-void find_amdgpu_cards(const System& sys, std::vector<DrmCard>& cards, std::vector<DanglingCard>& dangling) {
+// Returns how many DRM cards of any driver there are.
+std::size_t find_amdgpu_cards(const System& sys, std::vector<DrmCard>& cards, std::vector<DanglingCard>& dangling) {
   std::vector<std::string> names;
   for (auto& n : list_names(sys, drm_class))
     if (is_card_name(n)) names.push_back(std::move(n));
@@ -250,13 +251,13 @@ void find_amdgpu_cards(const System& sys, std::vector<DrmCard>& cards, std::vect
       uevent = read_uevent(sys, device_dir + "/uevent");
       driver = uevent.driver;
     }
+    if (driver && *driver != "amdgpu") continue;
     const auto device_link = sys.read_link(device_dir);
     if (!driver) {
       if (device_link && !sys.exists(device_dir))
         dangling.push_back({name, *device_link, PciAddress::parse(base_name(*device_link))});
       continue;
     }
-    if (*driver != "amdgpu") continue;
     DrmCard card{name, device_dir, std::nullopt};
     // The device link ends in the PCI address; partition (amdgpu_xcp) cards
     // end in a platform device name and are covered by the KFD nodes.
@@ -265,6 +266,7 @@ void find_amdgpu_cards(const System& sys, std::vector<DrmCard>& cards, std::vect
     if (!card.address) continue;
     cards.push_back(std::move(card));
   }
+  return names.size();
 }
 
 // The render minor of a card (device/drm/renderD128 -> 128).
@@ -308,14 +310,16 @@ bool board_at(const Board& b, const PciAddress& addr) {
 }
 
 // Groups KFD GPU nodes into boards: partitions of one board share unique_id
-// and their PCI slot (bus and device).
+// and their PCI slot (bus and device; the function bits number the
+// partition). Without a unique_id the slot alone groups them, when KFD
+// names the PCI domain.
 std::vector<Board> kfd_boards(const parsers::KfdTopology& topo) {
   std::vector<Board> boards;
   std::map<std::tuple<std::uint64_t, std::uint32_t, std::uint8_t, std::uint8_t>, std::size_t> by_key;
   for (const KfdNode& n : topo.nodes) {
     if (!n.properties.is_gpu()) continue;
     const std::uint64_t unique = n.properties.unique_id.value_or(0);
-    if (unique != 0 && n.address) {
+    if (n.address && (unique != 0 || n.properties.domain)) {
       const auto key = std::make_tuple(unique, n.address->domain, n.address->bus, n.address->device);
       if (const auto it = by_key.find(key); it != by_key.end()) {
         boards[it->second].nodes.push_back(&n);
@@ -402,8 +406,11 @@ class RocmDetection {
 };
 
 void RocmDetection::run() {
-  find_amdgpu_cards(sys_, cards_, dangling_);
-  topo_ = parsers::read_kfd_topology(ctx_, out_);
+  const std::size_t drm_cards = find_amdgpu_cards(sys_, cards_, dangling_);
+  // Every KFD GPU is an amdgpu device with a DRM card: KFD is worth a look
+  // when amdgpu has cards, or when there are no DRM cards to look at at all
+  // (a container or a dump that exposes KFD alone).
+  if (!cards_.empty() || !dangling_.empty() || drm_cards == 0) topo_ = parsers::read_kfd_topology(ctx_, out_);
   std::vector<Board> kfd = kfd_boards(topo_);
   if (cards_.empty() && kfd.empty()) return;
 
@@ -417,7 +424,7 @@ void RocmDetection::run() {
     if (cards_[c].address)
       for (std::size_t k = 0; k < kfd.size() && !match; ++k)
         if (!taken[k] && board_at(kfd[k], *cards_[c].address)) match = k;
-    if (!match)
+    if (!match && !kfd.empty())
       if (const auto minor = render_minor_of(sys_, cards_[c]))
         for (std::size_t k = 0; k < kfd.size() && !match; ++k)
           if (!taken[k] && !kfd_board_address(kfd[k]) && kfd[k].nodes.front()->properties.drm_render_minor == *minor)
