@@ -763,6 +763,21 @@ TEST(RocmDetect, BrokenKfdNodes) {
   EXPECT_EQ(warning_texts(r), expected);
 }
 
+TEST(RocmDetect, HugeFilesAreCut) {
+  FixtureBuilder f;
+  add_card(f, Card{.number = 0, .device = "0x740f", .files = {{"mem_info_vram_total", std::string(100000, '7')}}});
+  add_kfd_node(f, 0, std::string(200000, 'x'));
+  add_kfd_node(f, 1, gpu_props(0x0300, 90010, 416, 0x740f));
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_FALSE(r.devices()[0].memory_bytes);
+  EXPECT_EQ(r.devices()[0].compute_capability, "gfx90a");
+  const std::vector<std::string> expected = {
+      "truncated: /sys/class/kfd/kfd/topology/nodes/0/properties: longer than 65536 bytes; read the start only",
+      "truncated: /sys/class/drm/card0/device/mem_info_vram_total: longer than a sysfs attribute can be; ignored"};
+  EXPECT_EQ(warning_texts(r), expected);
+}
+
 TEST(RocmDetect, UniqueIdFromSysfsWithoutKfd) {
   FixtureBuilder f;
   add_card(f, Card{.number = 0, .device = "0x73bf", .revision = "0xc0", .files = {{"unique_id", "946d7e1ef9b172dd\n"}}});
