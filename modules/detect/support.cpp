@@ -98,14 +98,18 @@ std::optional<std::string> read_text(const System& system, std::string_view path
   return std::string(trimmed);
 }
 
+// A sysfs attribute is at most a page; snapshots have been seen padding every
+// file to the page with NULs, which parse_u64 trims like blanks.
+constexpr std::size_t number_file_cap = 4096;
+
 std::optional<std::uint64_t> read_u64(const System& system, std::string_view path, int base) {
-  const auto content = system.read_file(path, 256);
+  const auto content = system.read_file(path, number_file_cap);
   if (!content || content->truncated) return std::nullopt;
   return text::parse_u64(content->data, base);
 }
 
 std::optional<std::int64_t> read_i64(const System& system, std::string_view path) {
-  const auto content = system.read_file(path, 256);
+  const auto content = system.read_file(path, number_file_cap);
   if (!content || content->truncated) return std::nullopt;
   return text::parse_i64(content->data);
 }
