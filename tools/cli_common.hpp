@@ -15,6 +15,21 @@ namespace hwaccel::cli {
 inline constexpr int exit_failure = 1;
 inline constexpr int exit_usage = 2;
 
+/// Environment, exit status and documentation, shown after every --help (and
+/// so in the generated man page; docs/cli.md says the same).
+inline constexpr std::string_view common_help_footer =
+    "Environment:\n"
+    "  HWACCEL_BACKENDS   comma list of backends to run when --backends is not given\n"
+    "  NO_COLOR           when set and not empty, --table output has no colours\n"
+    "\n"
+    "Exit status:\n"
+    "  0  success (a backend that failed is a warning in the output, not a failure)\n"
+    "  1  the operation failed: unreadable fixture, capture folder not writable, ...\n"
+    "  2  the command line was wrong: unknown option, bad value, unknown backend\n"
+    "\n"
+    "Data goes to standard output, diagnostics to standard error.\n"
+    "Documentation: docs/cli.md, docs/json.md, docs/fixtures.md.";
+
 /// A subcommand: its options are registered on the app it was added to; `run`
 /// executes it after parsing and returns the exit code.
 struct Command {

@@ -50,8 +50,9 @@ std::string registry_table(const AcceleratorRegistry& registry, bool color) {
   const char* dim = color ? "\033[2m" : "";
   const char* yellow = color ? "\033[33m" : "";
   const char* reset = color ? "\033[0m" : "";
-  std::string out = fmt::format("{}{:<10} {:<6} {:<34} {:>11} {:>11} {:<14} {:<8} {:<5}{}\n", bold, "ID", "FAMILY",
+  std::string out = fmt::format("{}{:<10} {:<6} {:<34} {:>11} {:>11} {:<14} {:<8} {}{}\n", bold, "ID", "FAMILY",
                                 "NAME", "MEMORY", "FREE", "PCI", "LINK", "NUMA", reset);
+  if (registry.devices().empty()) out += "(no device detected)\n";
   for (const auto& d : registry.devices()) {
     std::string name = d.name.size() > 34 ? d.name.substr(0, 31) + "..." : d.name;
     std::string link = "-";
@@ -60,9 +61,12 @@ std::string registry_table(const AcceleratorRegistry& registry, bool color) {
     std::string pci = d.pci_bus_id ? *d.pci_bus_id : "-";
     std::string numa = d.numa_node ? std::to_string(*d.numa_node) : "-";
     const char* tone = (!d.visible || !d.available) ? dim : "";
-    out += fmt::format("{}{:<10} {:<6} {:<34} {:>11} {:>11} {:<14} {:<8} {:<5}{}{}\n", tone, d.id, to_string(d.family),
-                       name, human_bytes(d.memory_bytes), human_bytes(d.memory_free_bytes), pci, link, numa,
-                       d.visible ? "" : "  (hidden by *_VISIBLE_DEVICES)", tone[0] ? reset : "");
+    std::string note;
+    if (!d.available) note += "  (unavailable)";
+    if (!d.visible) note += "  (hidden by *_VISIBLE_DEVICES)";
+    out += fmt::format("{}{:<10} {:<6} {:<34} {:>11} {:>11} {:<14} {:<8} {}{}{}\n", tone, d.id, to_string(d.family),
+                       name, human_bytes(d.memory_bytes), human_bytes(d.memory_free_bytes), pci, link, numa, note,
+                       tone[0] ? reset : "");
   }
   if (!registry.warnings().empty()) {
     out += fmt::format("\n{}Warnings{}\n", bold, reset);
@@ -117,8 +121,10 @@ void add_detect_options(CLI::App& cmd, DetectArgs& args) {
       ->check(CLI::ExistingDirectory);
   cmd.add_option("--backends", args.backends,
                  "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
-  cmd.add_flag("--pretty", args.pretty, "Indent the JSON");
-  cmd.add_flag("--table", args.table, "Human-readable table instead of JSON");
+  cmd.add_flag("--pretty", args.pretty, "Indent the JSON (no effect with --table)");
+  cmd.add_flag("--table", args.table,
+               "A table for people instead of JSON: one device a line (ID, family, name, memory, free memory, "
+               "PCI address, PCIe link, NUMA node), then the warnings");
   cmd.add_flag("--no-timings", args.no_timings, "Leave per-backend timings out of the JSON (stable output)");
   cmd.add_flag("--no-system-probes", args.no_system, "Skip host probes (environment, storage, network)");
   cmd.add_flag("--simulate-durations", args.simulate,
@@ -156,6 +162,16 @@ int run_detect(const DetectArgs& args) {
 Command add_detect_command(CLI::App& app) {
   auto args = std::make_shared<DetectArgs>();
   auto* cmd = app.add_subcommand("detect", "Detect accelerators and print the registry (JSON by default)");
+  cmd->footer(
+      "Detects the accelerators of this machine (or of a captured one, with --fixture) and prints the\n"
+      "registry: devices, host facts, warnings and per-backend timings, as JSON (docs/json.md) or as a table.\n"
+      "\n"
+      "Examples:\n"
+      "  hwaccel detect --table\n"
+      "  hwaccel detect --backends cpu,cuda --pretty\n"
+      "  hwaccel detect --fixture fixtures/machines/dual-xeon-8480-no-accel --no-timings\n"
+      "\n" +
+      std::string(common_help_footer));
   add_detect_options(*cmd, *args);
   return {cmd, [args] { return run_detect(*args); }};
 }
@@ -168,9 +184,21 @@ Command add_capture_command(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("capture", "Record this machine into a fixture folder that replays it exactly");
+  cmd->footer(
+      "Detects this machine while recording every file read and every tool run, and writes them as a\n"
+      "fixture folder (fixture.json, root/, commands/, expected.json; docs/fixtures.md) that\n"
+      "`hwaccel detect --fixture DIR` replays to the same registry. Attach it to a bug report.\n"
+      "\n"
+      "Examples:\n"
+      "  hwaccel capture --out my-machine\n"
+      "  hwaccel capture --out gpu-box --machine \"2x H100 SXM, driver 550\" --backends cpu,cuda\n"
+      "\n" +
+      std::string(common_help_footer));
   cmd->add_option("--out", args->out, "Folder to create (must not exist, or be empty)")->required();
-  cmd->add_option("--machine", args->machine, "One-line description of the machine for fixture.json");
-  cmd->add_option("--backends", args->detect.backends, "Comma list of backends to run (default: all)");
+  cmd->add_option("--machine", args->machine,
+                  "One-line description of the machine for fixture.json (default: CPU model and accelerator count)");
+  cmd->add_option("--backends", args->detect.backends,
+                  "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
   cmd->add_option("--timeout-ms", args->detect.timeout_ms, "Deadline for each tool run, in milliseconds")
       ->check(CLI::Range(1, 600'000));
   return {cmd, [args] { return run_capture(args->detect, args->out, args->machine); }};
@@ -178,6 +206,11 @@ Command add_capture_command(CLI::App& app) {
 
 Command add_backends_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("backends", "List the detectors and the tools each may run");
+  cmd->footer(
+      "Prints the detectors in the order they report, one a line: the backend name (as --backends and\n"
+      "HWACCEL_BACKENDS take it; \"(host probe)\" marks probes that are not backends) and the tools it may run.\n"
+      "\n" +
+      std::string(common_help_footer));
   return {cmd, [] {
             for (const Detector* d : detector_table()) {
               std::cout << d->name << (d->backend ? "" : " (host probe)");

@@ -11,9 +11,11 @@ import hwaccel;
 int main(int argc, char** argv) {
   using namespace hwaccel::cli;
   CLI::App app{"hwaccel: detect AI accelerators, report what they can do, and plan how models run on them.\n"
-               "Without a subcommand, `hwaccel` runs `hwaccel detect`."};
+               "Without a subcommand, `hwaccel` runs `hwaccel detect` with the options below;\n"
+               "`hwaccel COMMAND --help` describes each command."};
   app.name("hwaccel");
-  app.set_version_flag("--version,-V", std::string(hwaccel::library_version()));
+  app.set_version_flag("--version,-V", "hwaccel " + std::string(hwaccel::library_version()));
+  app.footer(std::string(common_help_footer));
   app.require_subcommand(0, 1);
 
   std::vector<Command> commands;

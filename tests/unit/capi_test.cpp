@@ -1,0 +1,350 @@
+// The C API (include/hwaccel/hwaccel.h): every accessor, the error objects,
+// detection from fixtures, JSON both ways, and NULL handling.
+#include <gtest/gtest.h>
+
+#include <hwaccel/hwaccel.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "../test_support.hpp"
+
+import hwaccel;
+
+namespace {
+
+using hwaccel::testing::FixtureBuilder;
+
+struct RegistryFree {
+  void operator()(hwaccel_registry* r) const noexcept { hwaccel_registry_free(r); }
+};
+struct OptionsFree {
+  void operator()(hwaccel_detect_options* o) const noexcept { hwaccel_detect_options_free(o); }
+};
+struct ErrorFree {
+  void operator()(hwaccel_error* e) const noexcept { hwaccel_error_free(e); }
+};
+struct StringFree {
+  void operator()(char* s) const noexcept { hwaccel_string_free(s); }
+};
+using RegistryPtr = std::unique_ptr<hwaccel_registry, RegistryFree>;
+using OptionsPtr = std::unique_ptr<hwaccel_detect_options, OptionsFree>;
+using ErrorPtr = std::unique_ptr<hwaccel_error, ErrorFree>;
+using StringPtr = std::unique_ptr<char, StringFree>;
+
+// A registry with a fully described GPU, a CPU with little known, a hidden
+// GPU and two warnings, as the C API sees it after a JSON round trip.
+hwaccel::AcceleratorRegistry sample_registry() {
+  using namespace hwaccel;
+  Inventory inv;
+  DeviceProfile cpu;
+  cpu.id = "cpu:0";
+  cpu.name = "AMD EPYC 9654 96-Core Processor";
+  inv.devices.push_back(cpu);
+  DeviceProfile gpu;
+  gpu.id = "cuda:0";
+  gpu.backend = Backend::cuda;
+  gpu.family = Family::gpu;
+  gpu.name = "NVIDIA H100 80GB HBM3";
+  gpu.memory_bytes = 85'520'809'984;
+  gpu.memory_free_bytes = 84'952'547'328;
+  gpu.pci_bus_id = "0000:18:00.0";
+  gpu.numa_node = 0;
+  gpu.compute_capability = "9.0";
+  gpu.driver_version = "550.54.15";
+  gpu.runtime_index = 0;
+  inv.devices.push_back(gpu);
+  DeviceProfile hidden = gpu;
+  hidden.id = "cuda:1";
+  hidden.index = 1;
+  hidden.pci_bus_id = "0000:2a:00.0";
+  hidden.numa_node = 1;
+  hidden.visible = false;
+  hidden.runtime_index.reset();
+  hidden.available = false;
+  inv.devices.push_back(hidden);
+  inv.warnings.push_back(Warning{"cuda", WarningKind::tool_missing, "nvidia-smi is not on PATH"});
+  inv.warnings.push_back(Warning{"environment", WarningKind::parse_error, "/proc/self/cgroup: line 3 has no ':'"});
+  inv.timings.push_back(BackendTiming{"cpu", std::chrono::microseconds(120)});
+  return AcceleratorRegistry(inv);
+}
+
+RegistryPtr c_registry_from(const hwaccel::AcceleratorRegistry& registry) {
+  const std::string json = hwaccel::to_json(registry);
+  hwaccel_registry* out = nullptr;
+  hwaccel_error* error = nullptr;
+  EXPECT_EQ(hwaccel_registry_from_json(json.data(), json.size(), &out, &error), HWACCEL_OK)
+      << (error ? hwaccel_error_message(error) : "");
+  hwaccel_error_free(error);
+  return RegistryPtr(out);
+}
+
+std::string str(const char* s) { return s ? s : "(null)"; }
+
+TEST(CApi, VersionsMatchTheLibrary) {
+  EXPECT_EQ(str(hwaccel_version()), std::string(hwaccel::library_version()));
+  EXPECT_EQ(hwaccel_c_api_version(), HWACCEL_C_API_VERSION);
+  EXPECT_EQ(hwaccel_schema_version(), hwaccel::registry_schema_version);
+}
+
+TEST(CApi, DeviceAccessorsReportEveryFieldAndAbsenceAsAbsence) {
+  const auto registry = c_registry_from(sample_registry());
+  ASSERT_TRUE(registry);
+  ASSERT_EQ(hwaccel_registry_device_count(registry.get()), 3u);
+  EXPECT_TRUE(hwaccel_registry_has_accelerator(registry.get()));
+  EXPECT_EQ(hwaccel_registry_schema_version(registry.get()), hwaccel::registry_schema_version);
+
+  const hwaccel_device* gpu = hwaccel_registry_device(registry.get(), 1);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(hwaccel_registry_find_device(registry.get(), "cuda:0"), gpu);
+  EXPECT_EQ(str(hwaccel_device_id(gpu)), "cuda:0");
+  EXPECT_EQ(str(hwaccel_device_backend(gpu)), "cuda");
+  EXPECT_EQ(str(hwaccel_device_family(gpu)), "gpu");
+  EXPECT_EQ(hwaccel_device_index(gpu), 0u);
+  EXPECT_EQ(str(hwaccel_device_name(gpu)), "NVIDIA H100 80GB HBM3");
+  std::uint64_t bytes = 0;
+  ASSERT_TRUE(hwaccel_device_memory_bytes(gpu, &bytes));
+  EXPECT_EQ(bytes, 85'520'809'984u);
+  ASSERT_TRUE(hwaccel_device_memory_free_bytes(gpu, &bytes));
+  EXPECT_EQ(bytes, 84'952'547'328u);
+  EXPECT_EQ(str(hwaccel_device_pci_bus_id(gpu)), "0000:18:00.0");
+  std::int32_t numa = -1;
+  ASSERT_TRUE(hwaccel_device_numa_node(gpu, &numa));
+  EXPECT_EQ(numa, 0);
+  EXPECT_EQ(str(hwaccel_device_compute_capability(gpu)), "9.0");
+  EXPECT_EQ(str(hwaccel_device_driver_version(gpu)), "550.54.15");
+  EXPECT_TRUE(hwaccel_device_visible(gpu));
+  EXPECT_TRUE(hwaccel_device_available(gpu));
+  std::uint32_t runtime = 99;
+  ASSERT_TRUE(hwaccel_device_runtime_index(gpu, &runtime));
+  EXPECT_EQ(runtime, 0u);
+
+  const hwaccel_device* hidden = hwaccel_registry_find_device(registry.get(), "cuda:1");
+  ASSERT_EQ(hidden, hwaccel_registry_device(registry.get(), 2));
+  EXPECT_FALSE(hwaccel_device_visible(hidden));
+  EXPECT_FALSE(hwaccel_device_available(hidden));
+  EXPECT_EQ(hwaccel_device_index(hidden), 1u);
+  ASSERT_TRUE(hwaccel_device_numa_node(hidden, &numa));
+  EXPECT_EQ(numa, 1);
+  runtime = 99;
+  EXPECT_FALSE(hwaccel_device_runtime_index(hidden, &runtime));
+  EXPECT_EQ(runtime, 99u);
+
+  // Unknown values are absent: NULL strings, false with *out untouched.
+  const hwaccel_device* cpu = hwaccel_registry_device(registry.get(), 0);
+  EXPECT_EQ(str(hwaccel_device_id(cpu)), "cpu:0");
+  EXPECT_EQ(str(hwaccel_device_family(cpu)), "cpu");
+  bytes = 7;
+  EXPECT_FALSE(hwaccel_device_memory_bytes(cpu, &bytes));
+  EXPECT_FALSE(hwaccel_device_memory_free_bytes(cpu, &bytes));
+  EXPECT_EQ(bytes, 7u);
+  EXPECT_EQ(hwaccel_device_pci_bus_id(cpu), nullptr);
+  EXPECT_FALSE(hwaccel_device_numa_node(cpu, &numa));
+  EXPECT_EQ(hwaccel_device_compute_capability(cpu), nullptr);
+  EXPECT_EQ(hwaccel_device_driver_version(cpu), nullptr);
+  // A NULL out-pointer is refused, not written through.
+  EXPECT_FALSE(hwaccel_device_memory_bytes(gpu, nullptr));
+
+  EXPECT_EQ(hwaccel_registry_device(registry.get(), 3), nullptr);
+  EXPECT_EQ(hwaccel_registry_find_device(registry.get(), "cuda:7"), nullptr);
+  EXPECT_EQ(hwaccel_registry_find_device(registry.get(), nullptr), nullptr);
+}
+
+TEST(CApi, WarningsKeepBackendKindAndMessage) {
+  const auto registry = c_registry_from(sample_registry());
+  ASSERT_EQ(hwaccel_registry_warning_count(registry.get()), 2u);
+  const hwaccel_warning* first = hwaccel_registry_warning(registry.get(), 0);
+  EXPECT_EQ(str(hwaccel_warning_backend(first)), "cuda");
+  EXPECT_EQ(str(hwaccel_warning_kind(first)), "tool_missing");
+  EXPECT_EQ(str(hwaccel_warning_message(first)), "nvidia-smi is not on PATH");
+  const hwaccel_warning* second = hwaccel_registry_warning(registry.get(), 1);
+  EXPECT_EQ(str(hwaccel_warning_backend(second)), "environment");
+  EXPECT_EQ(str(hwaccel_warning_kind(second)), "parse_error");
+  EXPECT_EQ(hwaccel_registry_warning(registry.get(), 2), nullptr);
+}
+
+TEST(CApi, JsonFlagsSelectPrettinessAndTimings) {
+  const hwaccel::AcceleratorRegistry source = sample_registry();
+  const auto registry = c_registry_from(source);
+  struct Case {
+    std::uint32_t flags;
+    hwaccel::JsonOptions options;
+  };
+  for (const Case& c : {Case{0, {.pretty = false, .include_timings = true}},
+                        Case{HWACCEL_JSON_PRETTY, {.pretty = true, .include_timings = true}},
+                        Case{HWACCEL_JSON_NO_TIMINGS, {.pretty = false, .include_timings = false}},
+                        Case{HWACCEL_JSON_PRETTY | HWACCEL_JSON_NO_TIMINGS, {.pretty = true, .include_timings = false}}}) {
+    char* raw = nullptr;
+    std::size_t length = 0;
+    ASSERT_EQ(hwaccel_registry_to_json(registry.get(), c.flags, &raw, &length, nullptr), HWACCEL_OK);
+    const StringPtr json(raw);
+    EXPECT_EQ(std::string(json.get(), length), hwaccel::to_json(source, c.options)) << "flags " << c.flags;
+    EXPECT_EQ(json.get()[length], '\0');
+  }
+  char* raw = reinterpret_cast<char*>(0x1);
+  hwaccel_error* error = nullptr;
+  EXPECT_EQ(hwaccel_registry_to_json(registry.get(), 8, &raw, nullptr, &error), HWACCEL_ERROR_INVALID_ARGUMENT);
+  const ErrorPtr owned(error);
+  EXPECT_EQ(raw, nullptr);
+  EXPECT_EQ(str(hwaccel_error_message(error)), "hwaccel_registry_to_json: unknown flag bits 8");
+}
+
+TEST(CApi, DetectsFromAFixtureWithTheChosenBackends) {
+  FixtureBuilder fixture;
+  fixture.file("/proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Test CPU\n\n")
+      .file("/proc/meminfo", "MemTotal:       16384 kB\nMemAvailable:    8192 kB\n");
+  const std::string dir = fixture.write();
+
+  const OptionsPtr options(hwaccel_detect_options_new());
+  ASSERT_TRUE(options);
+  ASSERT_EQ(hwaccel_detect_options_set_fixture(options.get(), dir.c_str(), nullptr), HWACCEL_OK);
+  ASSERT_EQ(hwaccel_detect_options_set_backends(options.get(), "cpu", nullptr), HWACCEL_OK);
+  ASSERT_EQ(hwaccel_detect_options_set_tool_timeout_ms(options.get(), 1000, nullptr), HWACCEL_OK);
+  ASSERT_EQ(hwaccel_detect_options_set_system_probes(options.get(), false, nullptr), HWACCEL_OK);
+  hwaccel_registry* raw = nullptr;
+  hwaccel_error* error = nullptr;
+  ASSERT_EQ(hwaccel_detect(options.get(), &raw, &error), HWACCEL_OK) << str(hwaccel_error_message(error));
+  const RegistryPtr registry(raw);
+  EXPECT_EQ(error, nullptr);
+
+  // The C API reports exactly what the C++ API detects from the same fixture.
+  auto system = hwaccel::FixtureSystem::open(dir);
+  ASSERT_TRUE(system);
+  hwaccel::DetectBuilder builder;
+  ASSERT_TRUE(builder.select("cpu"));
+  builder.system_probes(false);
+  const auto expected = builder.detect(**system);
+  char* json = nullptr;
+  ASSERT_EQ(hwaccel_registry_to_json(registry.get(), HWACCEL_JSON_NO_TIMINGS, &json, nullptr, nullptr), HWACCEL_OK);
+  const StringPtr owned_json(json);
+  EXPECT_EQ(std::string(json), hwaccel::to_json(expected, {.include_timings = false}));
+  ASSERT_EQ(hwaccel_registry_device_count(registry.get()), 1u);
+  EXPECT_EQ(str(hwaccel_device_name(hwaccel_registry_device(registry.get(), 0))), "Test CPU");
+  EXPECT_FALSE(hwaccel_registry_has_accelerator(registry.get()));
+}
+
+TEST(CApi, ChoosingNoBackendDetectsNothing) {
+  FixtureBuilder fixture;
+  fixture.file("/proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n\n");
+  const std::string dir = fixture.write();
+  const OptionsPtr options(hwaccel_detect_options_new());
+  ASSERT_EQ(hwaccel_detect_options_set_fixture(options.get(), dir.c_str(), nullptr), HWACCEL_OK);
+  ASSERT_EQ(hwaccel_detect_options_set_backends(options.get(), "", nullptr), HWACCEL_OK);
+  hwaccel_registry* raw = nullptr;
+  ASSERT_EQ(hwaccel_detect(options.get(), &raw, nullptr), HWACCEL_OK);
+  const RegistryPtr registry(raw);
+  EXPECT_EQ(hwaccel_registry_device_count(registry.get()), 0u);
+}
+
+TEST(CApi, ErrorsCarryStatusAndMessage) {
+  const OptionsPtr options(hwaccel_detect_options_new());
+  hwaccel_error* error = nullptr;
+  EXPECT_EQ(hwaccel_detect_options_set_backends(options.get(), "cpu,nvidia", &error), HWACCEL_ERROR_INVALID_ARGUMENT);
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(hwaccel_error_status(error), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(str(hwaccel_error_message(error)).find("nvidia"), std::string::npos) << hwaccel_error_message(error);
+  hwaccel_error_free(error);
+
+  error = nullptr;
+  EXPECT_EQ(hwaccel_detect_options_set_tool_timeout_ms(options.get(), 600'001, &error), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(str(hwaccel_error_message(error)), "tool timeout 600001 ms is outside 1 to 600000 ms");
+  hwaccel_error_free(error);
+
+  // A missing fixture folder: the status of the library's error kind, the path in the message.
+  hwaccel::testing::TempDir tmp;
+  const std::string missing = (tmp.path() / "no-such-fixture").string();
+  ASSERT_EQ(hwaccel_detect_options_set_fixture(options.get(), missing.c_str(), nullptr), HWACCEL_OK);
+  hwaccel_registry* raw = reinterpret_cast<hwaccel_registry*>(0x1);
+  error = nullptr;
+  EXPECT_EQ(hwaccel_detect(options.get(), &raw, &error), HWACCEL_ERROR_NOT_FOUND);
+  EXPECT_EQ(raw, nullptr);
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(str(hwaccel_error_message(error)).find(missing), std::string::npos) << hwaccel_error_message(error);
+  hwaccel_error_free(error);
+
+  // The error out-param is optional.
+  EXPECT_EQ(hwaccel_detect(options.get(), &raw, nullptr), HWACCEL_ERROR_NOT_FOUND);
+
+  const std::string_view not_json = "{\"schema_version\": 1, \"devices\": [";
+  error = nullptr;
+  EXPECT_EQ(hwaccel_registry_from_json(not_json.data(), not_json.size(), &raw, &error), HWACCEL_ERROR_PARSE);
+  EXPECT_EQ(raw, nullptr);
+  EXPECT_EQ(hwaccel_error_status(error), HWACCEL_ERROR_PARSE);
+  hwaccel_error_free(error);
+
+  const std::string_view bad_field = R"({"schema_version": 1, "devices": [{"id": "x:0", "backend": "warp"}]})";
+  error = nullptr;
+  EXPECT_EQ(hwaccel_registry_from_json(bad_field.data(), bad_field.size(), &raw, &error), HWACCEL_ERROR_PARSE);
+  EXPECT_NE(str(hwaccel_error_message(error)).find("devices[0].backend"), std::string::npos)
+      << hwaccel_error_message(error);
+  hwaccel_error_free(error);
+}
+
+TEST(CApi, EveryFunctionAcceptsNull) {
+  EXPECT_EQ(hwaccel_registry_device_count(nullptr), 0u);
+  EXPECT_EQ(hwaccel_registry_device(nullptr, 0), nullptr);
+  EXPECT_EQ(hwaccel_registry_find_device(nullptr, "cpu:0"), nullptr);
+  EXPECT_EQ(hwaccel_registry_warning_count(nullptr), 0u);
+  EXPECT_EQ(hwaccel_registry_warning(nullptr, 0), nullptr);
+  EXPECT_EQ(hwaccel_registry_schema_version(nullptr), 0u);
+  EXPECT_FALSE(hwaccel_registry_has_accelerator(nullptr));
+  std::uint64_t u64 = 5;
+  std::int32_t i32 = 5;
+  std::uint32_t u32 = 5;
+  EXPECT_EQ(hwaccel_device_id(nullptr), nullptr);
+  EXPECT_EQ(hwaccel_device_backend(nullptr), nullptr);
+  EXPECT_EQ(hwaccel_device_family(nullptr), nullptr);
+  EXPECT_EQ(hwaccel_device_index(nullptr), 0u);
+  EXPECT_EQ(hwaccel_device_name(nullptr), nullptr);
+  EXPECT_FALSE(hwaccel_device_memory_bytes(nullptr, &u64));
+  EXPECT_FALSE(hwaccel_device_memory_free_bytes(nullptr, &u64));
+  EXPECT_EQ(hwaccel_device_pci_bus_id(nullptr), nullptr);
+  EXPECT_FALSE(hwaccel_device_numa_node(nullptr, &i32));
+  EXPECT_EQ(hwaccel_device_compute_capability(nullptr), nullptr);
+  EXPECT_EQ(hwaccel_device_driver_version(nullptr), nullptr);
+  EXPECT_FALSE(hwaccel_device_visible(nullptr));
+  EXPECT_FALSE(hwaccel_device_available(nullptr));
+  EXPECT_FALSE(hwaccel_device_runtime_index(nullptr, &u32));
+  EXPECT_EQ(u64, 5u);
+  EXPECT_EQ(i32, 5);
+  EXPECT_EQ(u32, 5u);
+  EXPECT_EQ(hwaccel_warning_backend(nullptr), nullptr);
+  EXPECT_EQ(hwaccel_warning_kind(nullptr), nullptr);
+  EXPECT_EQ(hwaccel_warning_message(nullptr), nullptr);
+  EXPECT_EQ(hwaccel_error_status(nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_error_message(nullptr), nullptr);
+
+  hwaccel_error* error = nullptr;
+  EXPECT_EQ(hwaccel_detect(nullptr, nullptr, &error), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(str(hwaccel_error_message(error)), "hwaccel_detect: out is NULL");
+  hwaccel_error_free(error);
+  EXPECT_EQ(hwaccel_registry_from_json(nullptr, 3, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  char* json = nullptr;
+  EXPECT_EQ(hwaccel_registry_to_json(nullptr, 0, &json, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_detect_options_set_backends(nullptr, "cpu", nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  const OptionsPtr options(hwaccel_detect_options_new());
+  EXPECT_EQ(hwaccel_detect_options_set_backends(options.get(), nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_detect_options_set_fixture(nullptr, "x", nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_detect_options_set_fixture(options.get(), nullptr, nullptr), HWACCEL_OK);  // back to live
+  EXPECT_EQ(hwaccel_detect_options_set_tool_timeout_ms(nullptr, 10, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_detect_options_set_system_probes(nullptr, true, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+
+  hwaccel_registry_free(nullptr);
+  hwaccel_detect_options_free(nullptr);
+  hwaccel_error_free(nullptr);
+  hwaccel_string_free(nullptr);
+}
+
+TEST(CApi, StatusNamesAreStable) {
+  EXPECT_EQ(str(hwaccel_status_name(HWACCEL_OK)), "ok");
+  EXPECT_EQ(str(hwaccel_status_name(HWACCEL_ERROR_INVALID_ARGUMENT)), "invalid_argument");
+  EXPECT_EQ(str(hwaccel_status_name(HWACCEL_ERROR_NOT_FOUND)), "not_found");
+  EXPECT_EQ(str(hwaccel_status_name(HWACCEL_ERROR_PARSE)), "parse_error");
+  EXPECT_EQ(str(hwaccel_status_name(HWACCEL_ERROR_INTERNAL)), "internal");
+  EXPECT_EQ(str(hwaccel_status_name(static_cast<hwaccel_status>(999))), "unknown");
+}
+
+}  // namespace
