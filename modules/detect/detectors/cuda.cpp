@@ -840,7 +840,10 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     }
     apply_topology_affinity(d, topology_row(found.topology, index));
     apply_nvlink(d, match_gpu(found.nvlink, d));
-    add_partitions(d, match_gpu(found.listing, d), detail_of(found.details, d));
+    const NvidiaGpuListing* listed = match_gpu(found.listing, d);
+    // `-L` always names the UUID, which the visibility pass matches against.
+    if (listed && !d.uuid) d.uuid = listed->uuid;
+    add_partitions(d, listed, detail_of(found.details, d));
     apply_memory_kind(d, &g, sys);
     out.devices.push_back(std::move(d));
   }
