@@ -685,8 +685,8 @@ TEST(CudaDetection, OldDriverRejectingComputeCapKeepsEveryGpu) {
   EXPECT_FALSE(device(r, 0).architecture);
   ASSERT_EQ(kinds(r), std::vector<WarningKind>{WarningKind::degraded}) << all_warnings(r);
   EXPECT_EQ(r.warnings()[0].message,
-            "nvidia-smi --query-gpu: this driver does not know the field(s) compute_cap; retried without "
-            "compute_cap, which are not reported");
+            "nvidia-smi --query-gpu: this driver rejects the field compute_cap; asked again without compute_cap, so "
+            "it is not reported");
 }
 
 TEST(CudaDetection, RetriesDownToTheOldestFields) {
@@ -961,6 +961,7 @@ TEST(CudaDetection, Gb10IsUnifiedWithoutInventedMemory) {
   EXPECT_TRUE(d.integrated);
   EXPECT_EQ(d.shared_memory_bytes, 125508468ull * 1024);
   EXPECT_EQ(d.architecture, "Blackwell");
+  EXPECT_FALSE(d.pcie);  // NVML's "gen 5 x16" (gen 1 x1 on real GB10s) is not its path to memory
   EXPECT_EQ(d.properties.at("unified_memory"), "integrated GPU sharing the CPU's memory");
   EXPECT_TRUE(r.warnings().empty()) << all_warnings(r);
 }

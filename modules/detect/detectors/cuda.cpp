@@ -777,8 +777,9 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
   }
   if (query.status == QueryStatus::ok && !rejected.empty())
     ctx.warn(out, WarningKind::degraded,
-             text::cat(query_command, ": this driver does not know the field(s) ", join(rejected),
-                       "; retried without ", join(dropped), ", which are not reported"));
+             text::cat(query_command, ": this driver rejects the field", rejected.size() == 1 ? " " : "s ",
+                       join(rejected), "; asked again without ", join(dropped), ", so ",
+                       dropped.size() == 1 ? "it is" : "they are", " not reported"));
 
   if (query.status == QueryStatus::no_devices) {
     const auto gpus = sysfs_gpus(sys);
@@ -832,11 +833,14 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     seen.push_back(index);
     DeviceProfile d = device_from_query(g, index);
     if (from_details) d.properties.emplace("source", "nvidia-smi -q");
+    // NVML reports PCIe gen 1 x1 for the on-package GPU of a GB10 or Jetson,
+    // whose path to memory is not PCIe: only sysfs speaks for their link.
+    const NvidiaGpu* link_source = is_soc_gpu(d.name) ? nullptr : &g;
     if (g.bus_id) {
       const PciFunction f = read_pci_function(sys, *g.bus_id);
-      join_sysfs(d, f, &g);
+      join_sysfs(d, f, link_source);
     } else {
-      d.pcie = pcie_link(PcieLink{}, &g);
+      d.pcie = pcie_link(PcieLink{}, link_source);
     }
     apply_topology_affinity(d, topology_row(found.topology, index));
     apply_nvlink(d, match_gpu(found.nvlink, d));

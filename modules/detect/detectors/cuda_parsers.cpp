@@ -410,54 +410,55 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text) {
         break;
       }
     if (mig_at < sections.size() && mig) {
-      const std::string path = section_path(sections, mig_at + 1, line.key);
-      if (path == "Index") {
+      const std::string path = text::lower(section_path(sections, mig_at + 1, line.key));
+      if (path == "index") {
         if (const auto n = read->integer("MIG Index", value, 0, 1024)) mig->index = *n;
-      } else if (path == "GPU Instance ID") {
+      } else if (path == "gpu instance id") {
         mig->gpu_instance_id = read->integer("GPU Instance ID", value, 0, 1u << 20);
-      } else if (path == "Compute Instance ID") {
+      } else if (path == "compute instance id") {
         mig->compute_instance_id = read->integer("Compute Instance ID", value, 0, 1u << 20);
-      } else if (path.ends_with("Multiprocessor count") && !mig->multiprocessors) {
+      } else if (path.ends_with("multiprocessor count") && !mig->multiprocessors) {
         mig->multiprocessors = read->integer("Multiprocessor count", value, 0, 1u << 16);
-      } else if ((path == "Shared FB Memory Usage/Total" || path == "FB Memory Usage/Total") && !mig->memory_bytes) {
+      } else if ((path == "shared fb memory usage/total" || path == "fb memory usage/total") && !mig->memory_bytes) {
         mig->memory_bytes = read->memory("MIG FB Memory Usage Total", value, "MiB");
       }
       continue;
     }
-    const std::string path = section_path(sections, 0, line.key);
+    // Key case changed over the years ("Ecc Mode"/"ECC Mode", "Gpu"/"GPU").
+    const std::string path = text::lower(section_path(sections, 0, line.key));
     NvidiaGpu& g = *gpu;
-    if (path == "Product Name") g.name = std::string(value.value_or(""));
-    else if (path == "Product Architecture") g.architecture = owned(value);
-    else if (path == "GPU UUID") g.uuid = owned(value);
-    else if (path == "VBIOS Version") g.vbios_version = owned(value);
-    else if (path == "MIG Mode/Current") g.mig_enabled = enabled_flag(value);
-    else if (path == "Addressing Mode") g.addressing_mode = owned(value);
-    else if (path == "GPU C2C Mode") g.c2c_enabled = enabled_flag(value);
-    else if (path == "Compute Mode") g.compute_mode = owned(value);
-    else if (path == "ECC Mode/Current") g.ecc_enabled = enabled_flag(value);
-    else if (path == "PCI/Device Id") g.pci_device_id = device_id_of(value);
-    else if (path == "PCI/Bus Id") {
+    if (path == "product name") g.name = std::string(value.value_or(""));
+    else if (path == "product architecture") g.architecture = owned(value);
+    else if (path == "gpu uuid") g.uuid = owned(value);
+    else if (path == "vbios version") g.vbios_version = owned(value);
+    else if (path == "mig mode/current") g.mig_enabled = enabled_flag(value);
+    else if (path == "addressing mode") g.addressing_mode = owned(value);
+    else if (path == "gpu c2c mode") g.c2c_enabled = enabled_flag(value);
+    else if (path == "compute mode") g.compute_mode = owned(value);
+    else if (path == "ecc mode/current") g.ecc_enabled = enabled_flag(value);
+    else if (path == "pci/device id") g.pci_device_id = device_id_of(value);
+    else if (path == "pci/bus id") {
       if (value && !g.bus_id) g.bus_id = PciAddress::parse(*value);
-    } else if (path == "PCI/GPU Link Info/PCIe Generation/Max")
+    } else if (path == "pci/gpu link info/pcie generation/max")
       g.pcie_generation_max = read->integer("PCIe Generation Max", value, 1, 8);
-    else if (path == "PCI/GPU Link Info/PCIe Generation/Current")
+    else if (path == "pci/gpu link info/pcie generation/current")
       g.pcie_generation_current = read->integer("PCIe Generation Current", value, 1, 8);
-    else if (path == "PCI/GPU Link Info/Link Width/Max") g.pcie_width_max = read->integer("Link Width Max", value, 1, 64);
-    else if (path == "PCI/GPU Link Info/Link Width/Current")
+    else if (path == "pci/gpu link info/link width/max") g.pcie_width_max = read->integer("Link Width Max", value, 1, 64);
+    else if (path == "pci/gpu link info/link width/current")
       g.pcie_width_current = read->integer("Link Width Current", value, 1, 64);
-    else if (path == "FB Memory Usage/Total") g.memory_total_bytes = read->memory("FB Memory Total", value, "MiB");
-    else if (path == "FB Memory Usage/Used") g.memory_used_bytes = read->memory("FB Memory Used", value, "MiB");
-    else if (path == "FB Memory Usage/Free") g.memory_free_bytes = read->memory("FB Memory Free", value, "MiB");
-    else if (path == "Utilization/GPU") g.utilization_percent = read->number("Utilization GPU", value, 0, 100, "%");
-    else if (path == "Temperature/GPU Current Temp") g.temperature_c = read->number("GPU Current Temp", value, -100, 250, "C");
-    else if (path == "Max Clocks/Memory") g.max_memory_clock_mhz = read->number("Max Clocks Memory", value, 0, 100000, "MHz");
+    else if (path == "fb memory usage/total") g.memory_total_bytes = read->memory("FB Memory Total", value, "MiB");
+    else if (path == "fb memory usage/used") g.memory_used_bytes = read->memory("FB Memory Used", value, "MiB");
+    else if (path == "fb memory usage/free") g.memory_free_bytes = read->memory("FB Memory Free", value, "MiB");
+    else if (path == "utilization/gpu") g.utilization_percent = read->number("Utilization GPU", value, 0, 100, "%");
+    else if (path == "temperature/gpu current temp") g.temperature_c = read->number("GPU Current Temp", value, -100, 250, "C");
+    else if (path == "max clocks/memory") g.max_memory_clock_mhz = read->number("Max Clocks Memory", value, 0, 100000, "MHz");
     // Drivers since ~R530 say "GPU Power Readings" (and add "Module Power
     // Readings", which is the whole module); older ones "Power Readings".
-    else if (path == "GPU Power Readings/Power Draw" || path == "Power Readings/Power Draw")
+    else if (path == "gpu power readings/power draw" || path == "power readings/power draw")
       g.power_draw_watts = read->number("Power Draw", value, 0, 10000, "W");
-    else if (path == "GPU Power Readings/Current Power Limit" || path == "Power Readings/Power Limit")
+    else if (path == "gpu power readings/current power limit" || path == "power readings/power limit")
       g.power_limit_watts = read->number("Power Limit", value, 0, 10000, "W");
-    else if (path == "GPU Power Readings/Enforced Power Limit" || path == "Power Readings/Enforced Power Limit")
+    else if (path == "gpu power readings/enforced power limit" || path == "power readings/enforced power limit")
       power_limit_fallback = read->number("Enforced Power Limit", value, 0, 10000, "W");
   }
   finish_gpu();
