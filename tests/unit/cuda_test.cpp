@@ -616,6 +616,23 @@ TEST(CudaDetection, NoToolButSysfsGpus) {
   EXPECT_NE(r.warnings()[0].message.find("2 GPU(s)"), std::string::npos);
 }
 
+TEST(CudaDetection, NoToolStillReportsTheSwitches) {
+  FixtureBuilder f;
+  gpu_sysfs(f, "0000:18:00.0", 0, "0-55");
+  f.file("/proc/driver/nvidia-nvswitch/devices/0000:05:00.0/information", "BIOS Version: 96.10.55.00.01\n")
+      .file("/proc/driver/nvidia-nvswitch/devices/0000:06:00.0/information", "BIOS Version: 96.10.55.00.01\n");
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  ASSERT_EQ(r.interconnects().size(), 1u);
+  const Interconnect& ic = r.interconnects()[0];
+  EXPECT_EQ(ic.kind, "nvswitch");
+  EXPECT_EQ(ic.switch_count, 2u);
+  EXPECT_TRUE(ic.device_ids.empty());  // nothing without nvidia-smi says which GPUs they join
+  EXPECT_FALSE(ic.bandwidth_gbps);
+  EXPECT_EQ(ic.name, "NVSwitch fabric (2 switches)");
+  EXPECT_EQ(kinds(r), std::vector<WarningKind>{WarningKind::tool_missing});
+}
+
 TEST(CudaDetection, JoinsSysfsByBusIdNotByPosition) {
   // nvidia-smi index 0 sits on bus 0x81 (NUMA 1), index 1 on bus 0x01 (NUMA 0).
   FixtureBuilder f;
@@ -823,7 +840,7 @@ TEST(CudaDetection, LostGpuKeepsTheOthers) {
       << all_warnings(r);
   EXPECT_EQ(r.warnings()[0].message,
             "nvidia-smi --query-gpu exited with code 15: Unable to determine the device handle for GPU0000:3B:00.0: "
-            "Unknown Error; the 1 GPU rows it printed are used");
+            "Unknown Error; the 1 GPU row(s) it printed are used");
 }
 
 TEST(CudaDetection, DuplicateIndexKeepsTheFirstRow) {

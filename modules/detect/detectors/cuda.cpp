@@ -175,7 +175,7 @@ QueryAttempt evaluate_query(const DetectContext& ctx, DetectorOutput& out, const
   if (!r.succeeded()) {
     ctx.warn(out, WarningKind::tool_failed,
              text::cat(query_command, " ", failure_text(r),
-                       rows ? text::cat("; the ", table->gpus.size(), " GPU rows it printed are used") : std::string()));
+                       rows ? text::cat("; the ", table->gpus.size(), " GPU row(s) it printed are used") : std::string()));
     if (!rows) return attempt;
   } else if (!table) {
     ctx.warn(out, WarningKind::parse_error, text::cat(query_command, ": ", table.error().message));
@@ -600,8 +600,9 @@ void add_interconnects(DetectorOutput& out, const std::vector<DeviceProfile>& de
     }
     for (const auto* d : members) ic.device_ids.push_back(d->id);
     ic.bandwidth_gbps = members.empty() ? std::nullopt : group_bandwidth(members, f.nvlink);
-    ic.name = text::cat("NVSwitch fabric (", *ic.switch_count, *ic.switch_count == 1 ? " switch, " : " switches, ",
-                        members.size(), " GPUs)");
+    // Without nvidia-smi nothing says which GPUs the switches join.
+    ic.name = text::cat("NVSwitch fabric (", *ic.switch_count, *ic.switch_count == 1 ? " switch" : " switches",
+                        members.empty() ? std::string() : text::cat(", ", members.size(), " GPUs"), ")");
     out.interconnects.push_back(std::move(ic));
     return;
   }
