@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -45,6 +46,56 @@ std::string human_bytes(std::optional<std::uint64_t> bytes) {
   return fmt::format("{:.0f} MiB", static_cast<double>(*bytes) / (1024.0 * 1024));
 }
 
+// Short code of a link, in nvidia-smi topo -m's vocabulary where it has one.
+std::string link_code(const DeviceLink& l) {
+  switch (l.kind) {
+    case LinkKind::nvlink: return l.lanes ? fmt::format("NV{}", *l.lanes) : "NV";
+    case LinkKind::xgmi: return "XGMI";
+    case LinkKind::ici: return "ICI";
+    case LinkKind::neuronlink: return "NLNK";
+    case LinkKind::pcie_switch: return "PXB";
+    case LinkKind::host_bridge: return "PHB";
+    case LinkKind::numa_node: return "NODE";
+    case LinkKind::system: return "SYS";
+  }
+  return "?";
+}
+
+// The device-to-device link matrix and the fabrics joining devices.
+std::string link_matrix(const AcceleratorRegistry& registry, const char* bold, const char* reset) {
+  std::vector<std::string> ids;
+  for (const auto& d : registry.devices())
+    for (const auto& l : registry.links())
+      if (l.a == d.id || l.b == d.id) {
+        ids.push_back(d.id);
+        break;
+      }
+  std::string out;
+  if (!ids.empty()) {
+    out += fmt::format("\n{}Links{}\n{:<10}", bold, reset, "");
+    for (const auto& id : ids) out += fmt::format(" {:>8}", id);
+    out += '\n';
+    for (const auto& row : ids) {
+      out += fmt::format("{:<10}", row);
+      for (const auto& col : ids) {
+        std::string cell = row == col ? "X" : "-";
+        for (const auto& l : registry.links())
+          if ((l.a == row && l.b == col) || (l.a == col && l.b == row)) cell = link_code(l);
+        out += fmt::format(" {:>8}", cell);
+      }
+      out += '\n';
+    }
+  }
+  for (const auto& ic : registry.interconnects()) {
+    std::string devices;
+    for (const auto& id : ic.device_ids) devices += (devices.empty() ? "" : " ") + id;
+    out += fmt::format("{}{}: {}{}", out.empty() ? "\n" : "", ic.kind, ic.name,
+                       ic.bandwidth_gbps ? fmt::format(", {:.1f} GB/s per device", *ic.bandwidth_gbps) : "");
+    out += devices.empty() ? "\n" : fmt::format(" [{}]\n", devices);
+  }
+  return out;
+}
+
 std::string registry_table(const AcceleratorRegistry& registry, bool color) {
   const char* bold = color ? "\033[1m" : "";
   const char* dim = color ? "\033[2m" : "";
@@ -68,6 +119,7 @@ std::string registry_table(const AcceleratorRegistry& registry, bool color) {
                        name, human_bytes(d.memory_bytes), human_bytes(d.memory_free_bytes), pci, link, numa, note,
                        tone[0] ? reset : "");
   }
+  out += link_matrix(registry, bold, reset);
   if (!registry.warnings().empty()) {
     out += fmt::format("\n{}Warnings{}\n", bold, reset);
     for (const auto& w : registry.warnings())

@@ -73,7 +73,42 @@ std::string uuid_digits(const std::optional<std::string>& uuid) {
   return digits.size() == 32 ? digits : std::string();
 }
 
+// "NVIDIA GPU [10de:2684]": the name a native detector gives a GPU it only
+// knows by PCI ids (its tool is missing).
+bool is_pci_id_placeholder(std::string_view name) noexcept {
+  const auto open = name.rfind('[');
+  if (open == std::string_view::npos || !name.ends_with(']')) return false;
+  std::string_view ids = name.substr(open + 1, name.size() - open - 2);
+  const auto colon = ids.find(':');
+  return colon == 4 && ids.size() == 9 && text::parse_hex(ids.substr(0, 4)) && text::parse_hex(ids.substr(5));
+}
+
+// The native backend's fields win; Vulkan only fills what it left unknown
+// (typically when the vendor tool is missing), and says so.
+void fill_gaps(DeviceProfile& native, const DeviceProfile& vulkan) {
+  if (is_pci_id_placeholder(native.name) && !vulkan.name.empty()) {
+    native.name = vulkan.name;
+    native.properties.insert_or_assign("name_source", "vulkan");
+  }
+  if (!native.memory_bytes && vulkan.memory_bytes) {
+    native.memory_bytes = vulkan.memory_bytes;
+    native.properties.insert_or_assign("memory_source", "vulkan: sum of the DEVICE_LOCAL memory heaps");
+  }
+  // NVIDIA's Vulkan deviceUUID is the GPU UUID and its driverVersion the
+  // kernel driver's; other vendors' are not (Mesa versions, other UUIDs).
+  if (hex_property(vulkan, "vulkan_vendor_id") == 0x10deu) {
+    if (!native.uuid) {
+      const std::string digits = uuid_digits(vulkan.uuid);
+      if (!digits.empty())
+        native.uuid = text::cat("GPU-", digits.substr(0, 8), "-", digits.substr(8, 4), "-", digits.substr(12, 4), "-",
+                                digits.substr(16, 4), "-", digits.substr(20));
+    }
+    if (!native.driver_version && vulkan.driver_version) native.driver_version = vulkan.driver_version;
+  }
+}
+
 void fold_into(DeviceProfile& native, const DeviceProfile& vulkan) {
+  fill_gaps(native, vulkan);
   const auto copy = [&](std::string_view from, std::string_view to) {
     if (const auto it = vulkan.properties.find(from); it != vulkan.properties.end())
       native.properties.insert_or_assign(std::string(to), it->second);
@@ -89,6 +124,7 @@ void fold_into(DeviceProfile& native, const DeviceProfile& vulkan) {
   if (vulkan.runtime_index) native.properties.insert_or_assign("vulkan_device_index", text::cat(*vulkan.runtime_index));
   if (vulkan.name != native.name) native.properties.insert_or_assign("vulkan_device_name", vulkan.name);
 }
+
 
 }  // namespace
 

@@ -1,0 +1,595 @@
+// Readers of nvidia-smi's GPU outputs: the --query-gpu CSV, `-q` text, `-L`,
+// and the driver's /proc files. String-view based; every value is checked.
+module;
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+module hwaccel.detect;
+
+namespace hwaccel::parsers {
+namespace {
+
+// Enough for any machine (nvidia-smi handles at most a few dozen GPUs); a
+// bigger output is garbage and is not parsed further.
+constexpr std::size_t max_lines = 4096;
+constexpr std::size_t max_gpus = 1024;
+// Hostile output must not turn into thousands of warnings.
+constexpr std::size_t max_problems = 8;
+
+void add_problem(std::vector<ParseProblem>& problems, WarningKind kind, std::string message) {
+  if (problems.size() < max_problems) problems.push_back(ParseProblem{kind, std::move(message)});
+  else if (problems.size() == max_problems)
+    problems.push_back(ParseProblem{kind, "further problems of this output are not listed"});
+}
+
+bool is_field_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_';
+}
+
+// "memory.total [MiB]" -> {"memory.total", "MiB"}; nullopt when the text is
+// not a query field name (the test that tells a header from anything else).
+std::optional<std::pair<std::string_view, std::string_view>> header_field(std::string_view cell) noexcept {
+  cell = text::trim(cell);
+  std::string_view unit;
+  if (const auto open = cell.find(" ["); open != std::string_view::npos && cell.back() == ']') {
+    unit = cell.substr(open + 2, cell.size() - open - 3);
+    cell = text::trim(cell.substr(0, open));
+  }
+  if (cell.empty() || !((cell[0] >= 'a' && cell[0] <= 'z') || (cell[0] >= 'A' && cell[0] <= 'Z'))) return std::nullopt;
+  if (!std::all_of(cell.begin(), cell.end(), is_field_char)) return std::nullopt;
+  return std::pair{cell, unit};
+}
+
+std::vector<std::string_view> split_cells(std::string_view line) {
+  std::vector<std::string_view> cells;
+  while (true) {
+    const auto comma = line.find(',');
+    cells.push_back(text::trim(line.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    line.remove_prefix(comma + 1);
+  }
+  return cells;
+}
+
+bool is_enabled(std::string_view v) noexcept { return text::iequals(v, "Enabled") || text::iequals(v, "On"); }
+bool is_disabled(std::string_view v) noexcept { return text::iequals(v, "Disabled") || text::iequals(v, "Off"); }
+
+std::optional<bool> enabled_flag(std::optional<std::string_view> v) noexcept {
+  if (!v) return std::nullopt;
+  if (is_enabled(*v)) return true;
+  if (is_disabled(*v)) return false;
+  return std::nullopt;
+}
+
+// "9.0", "12.1": digits, one dot, digits.
+bool is_compute_capability(std::string_view v) noexcept {
+  const auto dot = v.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 >= v.size() || dot > 3 || v.size() - dot > 4) return false;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (i != dot && (v[i] < '0' || v[i] > '9')) return false;
+  return true;
+}
+
+// Accumulates typed values for one GPU, recording what had to be discarded.
+class ValueReader {
+ public:
+  ValueReader(std::vector<ParseProblem>& problems, std::string who) : problems_(problems), who_(std::move(who)) {}
+
+  // A number with an optional unit ("69.85 W", "41", "0 %"); `unit` is the
+  // header's unit, used when the value has none (`nounits`).
+  std::optional<double> number(std::string_view field, std::optional<std::string_view> value, double lo, double hi,
+                               std::string_view expected_unit = {}) {
+    if (!value) return std::nullopt;
+    const auto n = text::parse_number_with_unit(*value);
+    const bool unit_ok = !n || n->unit.empty() || expected_unit.empty() || text::iequals(n->unit, expected_unit);
+    if (!n || !unit_ok || !(n->value >= lo && n->value <= hi)) {
+      bad(field, *value);
+      return std::nullopt;
+    }
+    return n->value;
+  }
+
+  std::optional<std::uint32_t> integer(std::string_view field, std::optional<std::string_view> value, std::uint32_t lo,
+                                       std::uint32_t hi) {
+    if (!value) return std::nullopt;
+    std::string_view v = *value;
+    if (v.ends_with('x')) v.remove_suffix(1);  // "-q" link widths: "16x"
+    const auto n = text::parse_u64(v);
+    if (!n || *n < lo || *n > hi) {
+      bad(field, *value);
+      return std::nullopt;
+    }
+    return static_cast<std::uint32_t>(*n);
+  }
+
+  // "81559 MiB", or "81559" with the unit from the header.
+  std::optional<std::uint64_t> memory(std::string_view field, std::optional<std::string_view> value,
+                                      std::string_view header_unit) {
+    if (!value) return std::nullopt;
+    auto bytes = text::parse_memory_size(*value);
+    if (bytes && text::parse_number_with_unit(*value)->unit.empty()) {
+      // A bare number: nvidia-smi's unit is MiB unless the header says otherwise.
+      const auto scale = text::parse_memory_size(text::cat("1 ", header_unit.empty() ? "MiB" : header_unit));
+      bytes = scale ? text::checked_mul(*bytes, *scale) : std::nullopt;
+    }
+    constexpr std::uint64_t max_plausible = std::uint64_t{16} << 40;  // 16 TiB
+    if (!bytes || *bytes > max_plausible) {
+      bad(field, *value);
+      return std::nullopt;
+    }
+    return bytes;
+  }
+
+  void bad(std::string_view field, std::string_view value) {
+    add_problem(problems_, WarningKind::invalid_value,
+                text::cat(who_, ": ", field, " value \"", text::excerpt(value, 60), "\" is not plausible; ignored"));
+  }
+
+ private:
+  std::vector<ParseProblem>& problems_;
+  std::string who_;
+};
+
+// pci.device_id "0x233010DE": device id in the high half, vendor in the low.
+std::optional<std::uint16_t> device_id_of(std::optional<std::string_view> v) noexcept {
+  if (!v) return std::nullopt;
+  const auto id = text::parse_hex(*v);
+  if (!id || *id > 0xffffffffULL || (*id & 0xffff) != 0x10de) return std::nullopt;
+  return static_cast<std::uint16_t>(*id >> 16);
+}
+
+std::optional<std::string> owned(std::optional<std::string_view> v) {
+  return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+}
+
+// Driver 610 appends "[Deprecated; ...]" to the old `-q` keys.
+std::string_view without_annotation(std::string_view v) noexcept {
+  const auto bracket = v.find(" [");
+  return text::trim(bracket == std::string_view::npos ? v : v.substr(0, bracket));
+}
+
+}  // namespace
+
+std::optional<std::string_view> nvidia_smi_value(std::string_view cell) noexcept {
+  cell = text::trim(cell);
+  if (cell.empty()) return std::nullopt;
+  // Every bracketed value is a placeholder: [N/A], [Not Supported],
+  // [Unknown Error], [Insufficient Permissions], [GPU is lost],
+  // [Requested functionality has been deprecated], ...
+  if (cell.front() == '[' && cell.back() == ']') return std::nullopt;
+  static constexpr std::array<std::string_view, 7> placeholders = {
+      "N/A", "Not Supported", "Unknown Error", "Insufficient Permissions", "Not Available",
+      "Requested functionality has been deprecated", "GPU is lost"};
+  for (std::string_view p : placeholders)
+    if (text::iequals(cell, p)) return std::nullopt;
+  return cell;
+}
+
+std::optional<std::size_t> NvidiaSmiCsv::column(std::string_view name) const noexcept {
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    if (columns[i] == name) return i;
+  return std::nullopt;
+}
+
+Result<NvidiaSmiCsv> parse_nvidia_smi_csv(std::string_view text) {
+  if (text::trim(text).empty()) return fail(ErrorKind::parse_error, "printed nothing");
+  NvidiaSmiCsv csv;
+  std::string_view rest = text;
+  // The header is the first line made only of query field names; an error
+  // line or two may come first (a GPU the driver lost).
+  std::size_t line_no = 0;
+  while (!rest.empty() && csv.columns.empty()) {
+    const std::string_view line = text::next_line(rest);
+    ++line_no;
+    if (text::trim(line).empty()) continue;
+    std::vector<std::string_view> names, units;
+    bool header = true;
+    for (std::string_view cell : split_cells(line)) {
+      const auto field = header_field(cell);
+      if (!field) {
+        header = false;
+        break;
+      }
+      names.push_back(field->first);
+      units.push_back(field->second);
+    }
+    if (header) {
+      csv.columns = std::move(names);
+      csv.units = std::move(units);
+    } else if (line_no >= 8) {
+      break;
+    }
+  }
+  if (csv.columns.empty())
+    return fail(ErrorKind::parse_error, text::cat("output has no CSV header naming query fields (it starts with \"",
+                                                  text::excerpt(text::trim(text), 60), "\")"));
+  while (!rest.empty()) {
+    const std::string_view line = text::next_line(rest);
+    ++line_no;
+    if (text::trim(line).empty()) continue;
+    if (line_no > max_lines || csv.rows.size() >= max_gpus) {
+      csv.problems.push_back(ParseProblem{WarningKind::truncated,
+                                          text::cat("output continues beyond line ", line_no - 1, "; the rest was ignored")});
+      break;
+    }
+    auto cells = split_cells(line);
+    if (cells.size() != csv.columns.size()) {
+      add_problem(csv.problems, WarningKind::parse_error,
+                  text::cat("line ", line_no, " has ", cells.size(), " fields where the header has ", csv.columns.size(),
+                            " (\"", text::excerpt(text::trim(line), 60), "\"); skipped"));
+      continue;
+    }
+    csv.rows.push_back(std::move(cells));
+  }
+  return csv;
+}
+
+std::optional<std::string> rejected_query_field(std::string_view output) {
+  // `Field "compute_cap" is not a valid field to query.`
+  constexpr std::string_view prefix = "Field \"";
+  constexpr std::string_view suffix = "\" is not a valid field to query";
+  const auto start = output.find(prefix);
+  if (start == std::string_view::npos) return std::nullopt;
+  const std::string_view from = output.substr(start + prefix.size());
+  const auto end = from.find(suffix);
+  if (end == std::string_view::npos || end == 0 || end > 100) return std::nullopt;
+  return std::string(from.substr(0, end));
+}
+
+Result<NvidiaGpuTable> parse_query_gpu(std::string_view text) {
+  auto csv = parse_nvidia_smi_csv(text);
+  if (!csv) return fail(csv.error());
+  NvidiaGpuTable table;
+  table.problems = std::move(csv->problems);
+  // Columns are looked up once; a field may be requested under either of its names.
+  auto col = [&](std::string_view a, std::string_view b = {}) {
+    auto c = csv->column(a);
+    return c || b.empty() ? c : csv->column(b);
+  };
+  const auto c_index = col("index"), c_name = col("name", "gpu_name"), c_uuid = col("uuid", "gpu_uuid"),
+             c_bus = col("pci.bus_id", "gpu_bus_id"), c_devid = col("pci.device_id"), c_total = col("memory.total"),
+             c_used = col("memory.used"), c_free = col("memory.free"), c_cc = col("compute_cap"),
+             c_driver = col("driver_version"), c_vbios = col("vbios_version"), c_mig = col("mig.mode.current"),
+             c_cmode = col("compute_mode"), c_ecc = col("ecc.mode.current"), c_addr = col("addressing_mode"),
+             c_c2c = col("c2c.mode"), c_power = col("power.draw"), c_limit = col("power.limit"),
+             c_temp = col("temperature.gpu"), c_util = col("utilization.gpu"), c_clock = col("clocks.max.memory"),
+             c_gen_cur = col("pcie.link.gen.current"), c_gen_max = col("pcie.link.gen.max"),
+             c_w_cur = col("pcie.link.width.current"), c_w_max = col("pcie.link.width.max");
+  auto unit = [&](std::optional<std::size_t> c) { return c ? csv->units[*c] : std::string_view{}; };
+
+  for (std::size_t r = 0; r < csv->rows.size(); ++r) {
+    const auto& row = csv->rows[r];
+    auto get = [&](std::optional<std::size_t> c) -> std::optional<std::string_view> {
+      return c ? nvidia_smi_value(row[*c]) : std::nullopt;
+    };
+    NvidiaGpu g;
+    ValueReader read(table.problems, text::cat("GPU row ", r));
+    g.index = read.integer("index", get(c_index), 0, max_gpus);
+    if (const auto name = get(c_name)) g.name = std::string(*name);
+    g.uuid = owned(get(c_uuid));
+    if (const auto bus = get(c_bus)) {
+      g.bus_id = PciAddress::parse(*bus);
+      if (!g.bus_id) read.bad("pci.bus_id", *bus);
+    }
+    g.pci_device_id = device_id_of(get(c_devid));
+    g.memory_total_bytes = read.memory("memory.total", get(c_total), unit(c_total));
+    g.memory_used_bytes = read.memory("memory.used", get(c_used), unit(c_used));
+    g.memory_free_bytes = read.memory("memory.free", get(c_free), unit(c_free));
+    if (const auto cc = get(c_cc)) {
+      if (is_compute_capability(*cc)) g.compute_capability = std::string(*cc);
+      else read.bad("compute_cap", *cc);
+    }
+    g.driver_version = owned(get(c_driver));
+    g.vbios_version = owned(get(c_vbios));
+    g.mig_enabled = enabled_flag(get(c_mig));
+    g.compute_mode = owned(get(c_cmode));
+    g.ecc_enabled = enabled_flag(get(c_ecc));
+    g.addressing_mode = owned(get(c_addr));
+    g.c2c_enabled = enabled_flag(get(c_c2c));
+    g.power_draw_watts = read.number("power.draw", get(c_power), 0, 10000, "W");
+    g.power_limit_watts = read.number("power.limit", get(c_limit), 0, 10000, "W");
+    g.temperature_c = read.number("temperature.gpu", get(c_temp), -100, 250, "C");
+    g.utilization_percent = read.number("utilization.gpu", get(c_util), 0, 100, "%");
+    g.max_memory_clock_mhz = read.number("clocks.max.memory", get(c_clock), 0, 100000, "MHz");
+    g.pcie_generation_current = read.integer("pcie.link.gen.current", get(c_gen_cur), 1, 8);
+    g.pcie_generation_max = read.integer("pcie.link.gen.max", get(c_gen_max), 1, 8);
+    g.pcie_width_current = read.integer("pcie.link.width.current", get(c_w_cur), 1, 64);
+    g.pcie_width_max = read.integer("pcie.link.width.max", get(c_w_max), 1, 64);
+    table.gpus.push_back(std::move(g));
+  }
+  return table;
+}
+
+namespace {
+
+// A `-q` line: "    Product Name                 : NVIDIA H100" or a
+// section title ("    FB Memory Usage").
+struct QueryLine {
+  std::size_t indent = 0;
+  std::string_view key;
+  std::optional<std::string_view> value;  // empty for a section title
+};
+
+QueryLine split_query_line(std::string_view line) noexcept {
+  QueryLine q;
+  while (q.indent < line.size() && (line[q.indent] == ' ' || line[q.indent] == '\t')) ++q.indent;
+  line.remove_prefix(q.indent);
+  // Keys never contain a colon; values may (bus ids).
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) {
+    q.key = text::trim(line);
+  } else {
+    q.key = text::trim(line.substr(0, colon));
+    q.value = text::trim(line.substr(colon + 1));
+  }
+  return q;
+}
+
+// Joins the open section titles and a key into "PCI/GPU Link Info/Link Width/Max".
+std::string section_path(const std::vector<std::pair<std::size_t, std::string_view>>& sections, std::size_t from,
+                         std::string_view key) {
+  std::string path;
+  for (std::size_t i = from; i < sections.size(); ++i) {
+    path.append(sections[i].second);
+    path.push_back('/');
+  }
+  path.append(key);
+  return path;
+}
+
+}  // namespace
+
+Result<NvidiaGpuTable> parse_query_text(std::string_view text) {
+  NvidiaGpuTable table;
+  std::optional<std::string> driver;
+  std::vector<std::pair<std::size_t, std::string_view>> sections;  // (indent, title) of the open sections
+  NvidiaGpu* gpu = nullptr;
+  NvidiaMigDevice* mig = nullptr;
+  std::optional<ValueReader> read;
+  std::optional<double> power_limit_fallback;
+  std::size_t line_no = 0;
+  std::string_view rest = text;
+
+  auto finish_gpu = [&] {
+    if (gpu && !gpu->power_limit_watts) gpu->power_limit_watts = power_limit_fallback;
+    power_limit_fallback.reset();
+  };
+
+  while (!rest.empty()) {
+    const std::string_view raw = text::next_line(rest);
+    if (++line_no > 64 * max_lines) {
+      add_problem(table.problems, WarningKind::truncated, "output is longer than any real `-q`; the rest was ignored");
+      break;
+    }
+    if (text::trim(raw).empty()) continue;
+    const QueryLine line = split_query_line(raw);
+    // "GPU 00000000:18:00.0" at the left margin opens a GPU.
+    if (line.indent == 0 && line.key.starts_with("GPU ") && line.value) {
+      if (const auto bus = PciAddress::parse(text::trim(raw.substr(4)))) {
+        finish_gpu();
+        if (table.gpus.size() >= max_gpus) break;
+        table.gpus.emplace_back();
+        gpu = &table.gpus.back();
+        gpu->index = static_cast<std::uint32_t>(table.gpus.size() - 1);
+        gpu->bus_id = bus;
+        gpu->driver_version = driver;
+        mig = nullptr;
+        sections.clear();
+        read.emplace(table.problems, text::cat("GPU ", bus->to_string()));
+        continue;
+      }
+    }
+    while (!sections.empty() && sections.back().first >= line.indent) sections.pop_back();
+    if (!line.value) {
+      sections.emplace_back(line.indent, line.key);
+      if (gpu && line.key == "MIG Device") {
+        gpu->mig_devices.emplace_back();
+        mig = &gpu->mig_devices.back();
+        mig->index = static_cast<std::uint32_t>(gpu->mig_devices.size() - 1);
+      }
+      continue;
+    }
+    if (!gpu) {
+      if (line.indent != 0) continue;
+      if (line.key == "Driver Version" || (line.key == "KMD Version" && !driver))
+        if (const auto v = nvidia_smi_value(without_annotation(*line.value))) driver = std::string(*v);
+      continue;
+    }
+    const auto value = nvidia_smi_value(without_annotation(*line.value));
+    // Fields of a MIG device are relative to its "MIG Device" section.
+    std::size_t mig_at = sections.size();
+    for (std::size_t i = sections.size(); i-- > 0;)
+      if (sections[i].second == "MIG Device") {
+        mig_at = i;
+        break;
+      }
+    if (mig_at < sections.size() && mig) {
+      const std::string path = text::lower(section_path(sections, mig_at + 1, line.key));
+      if (path == "index") {
+        if (const auto n = read->integer("MIG Index", value, 0, 1024)) mig->index = *n;
+      } else if (path == "gpu instance id") {
+        mig->gpu_instance_id = read->integer("GPU Instance ID", value, 0, 1u << 20);
+      } else if (path == "compute instance id") {
+        mig->compute_instance_id = read->integer("Compute Instance ID", value, 0, 1u << 20);
+      } else if (path.ends_with("multiprocessor count") && !mig->multiprocessors) {
+        mig->multiprocessors = read->integer("Multiprocessor count", value, 0, 1u << 16);
+      } else if ((path == "shared fb memory usage/total" || path == "fb memory usage/total") && !mig->memory_bytes) {
+        mig->memory_bytes = read->memory("MIG FB Memory Usage Total", value, "MiB");
+      }
+      continue;
+    }
+    // Key case changed over the years ("Ecc Mode"/"ECC Mode", "Gpu"/"GPU").
+    const std::string path = text::lower(section_path(sections, 0, line.key));
+    NvidiaGpu& g = *gpu;
+    if (path == "product name") g.name = std::string(value.value_or(""));
+    else if (path == "product architecture") g.architecture = owned(value);
+    else if (path == "gpu uuid") g.uuid = owned(value);
+    else if (path == "vbios version") g.vbios_version = owned(value);
+    else if (path == "mig mode/current") g.mig_enabled = enabled_flag(value);
+    else if (path == "addressing mode") g.addressing_mode = owned(value);
+    else if (path == "gpu c2c mode") g.c2c_enabled = enabled_flag(value);
+    else if (path == "compute mode") g.compute_mode = owned(value);
+    else if (path == "ecc mode/current") g.ecc_enabled = enabled_flag(value);
+    else if (path == "pci/device id") g.pci_device_id = device_id_of(value);
+    else if (path == "pci/bus id") {
+      if (value && !g.bus_id) g.bus_id = PciAddress::parse(*value);
+    } else if (path == "pci/gpu link info/pcie generation/max")
+      g.pcie_generation_max = read->integer("PCIe Generation Max", value, 1, 8);
+    else if (path == "pci/gpu link info/pcie generation/current")
+      g.pcie_generation_current = read->integer("PCIe Generation Current", value, 1, 8);
+    else if (path == "pci/gpu link info/link width/max") g.pcie_width_max = read->integer("Link Width Max", value, 1, 64);
+    else if (path == "pci/gpu link info/link width/current")
+      g.pcie_width_current = read->integer("Link Width Current", value, 1, 64);
+    else if (path == "fb memory usage/total") g.memory_total_bytes = read->memory("FB Memory Total", value, "MiB");
+    else if (path == "fb memory usage/used") g.memory_used_bytes = read->memory("FB Memory Used", value, "MiB");
+    else if (path == "fb memory usage/free") g.memory_free_bytes = read->memory("FB Memory Free", value, "MiB");
+    else if (path == "utilization/gpu") g.utilization_percent = read->number("Utilization GPU", value, 0, 100, "%");
+    else if (path == "temperature/gpu current temp") g.temperature_c = read->number("GPU Current Temp", value, -100, 250, "C");
+    else if (path == "max clocks/memory") g.max_memory_clock_mhz = read->number("Max Clocks Memory", value, 0, 100000, "MHz");
+    // Drivers since ~R530 say "GPU Power Readings" (and add "Module Power
+    // Readings", which is the whole module); older ones "Power Readings".
+    else if (path == "gpu power readings/power draw" || path == "power readings/power draw")
+      g.power_draw_watts = read->number("Power Draw", value, 0, 10000, "W");
+    else if (path == "gpu power readings/current power limit" || path == "power readings/power limit")
+      g.power_limit_watts = read->number("Power Limit", value, 0, 10000, "W");
+    else if (path == "gpu power readings/enforced power limit" || path == "power readings/enforced power limit")
+      power_limit_fallback = read->number("Enforced Power Limit", value, 0, 10000, "W");
+  }
+  finish_gpu();
+  if (table.gpus.empty())
+    return fail(ErrorKind::parse_error, text::cat("output has no \"GPU <bus id>\" section (it starts with \"",
+                                                  text::excerpt(text::trim(text), 60), "\")"));
+  return table;
+}
+
+std::vector<NvidiaGpuListing> parse_gpu_list(std::string_view text) {
+  std::vector<NvidiaGpuListing> gpus;
+  std::size_t lines = 0;
+  while (!text.empty() && ++lines <= max_lines) {
+    const std::string_view line = text::trim(text::next_line(text));
+    // "(UUID: GPU-...)" at the end of GPU and MIG lines alike.
+    std::optional<std::string> uuid;
+    std::string_view head = line;
+    if (const auto u = line.rfind("(UUID: "); u != std::string_view::npos && line.back() == ')') {
+      uuid = std::string(text::trim(line.substr(u + 7, line.size() - u - 8)));
+      head = text::trim(line.substr(0, u));
+    }
+    if (line.starts_with("GPU ")) {
+      // "GPU 0: NVIDIA H100 80GB HBM3"
+      std::string_view rest = head.substr(4);
+      const auto colon = rest.find(':');
+      if (colon == std::string_view::npos) continue;
+      const auto index = text::parse_u64(rest.substr(0, colon));
+      if (!index || *index > max_gpus || gpus.size() >= max_gpus) continue;
+      NvidiaGpuListing g;
+      g.index = static_cast<std::uint32_t>(*index);
+      g.name = std::string(text::trim(rest.substr(colon + 1)));
+      g.uuid = std::move(uuid);
+      gpus.push_back(std::move(g));
+    } else if (line.starts_with("MIG ") && !gpus.empty()) {
+      // "MIG 3g.40gb     Device  0:" (profile names are padded)
+      const auto words = text::words(head);
+      if (words.size() < 4 || words[2] != "Device") continue;
+      std::string_view number = words[3];
+      if (number.ends_with(':')) number.remove_suffix(1);
+      const auto index = text::parse_u64(number);
+      if (!index || *index > 1024) continue;
+      NvidiaMigDevice m;
+      m.index = static_cast<std::uint32_t>(*index);
+      m.profile = std::string(words[1]);
+      // R450-era MIG UUIDs name the instances: "MIG-GPU-<uuid>/<gi>/<ci>".
+      if (uuid && uuid->starts_with("MIG-GPU-")) {
+        std::string_view ids = *uuid;
+        const auto slash = ids.find('/');
+        if (slash != std::string_view::npos) {
+          ids.remove_prefix(slash + 1);
+          const auto second = ids.find('/');
+          const auto gi = text::parse_u64(ids.substr(0, second));
+          const auto ci = second == std::string_view::npos ? std::nullopt : text::parse_u64(ids.substr(second + 1));
+          if (gi && *gi < (1u << 20)) m.gpu_instance_id = static_cast<std::uint32_t>(*gi);
+          if (ci && *ci < (1u << 20)) m.compute_instance_id = static_cast<std::uint32_t>(*ci);
+        }
+      }
+      m.uuid = std::move(uuid);
+      if (gpus.back().mig_devices.size() < 1024) gpus.back().mig_devices.push_back(std::move(m));
+    }
+  }
+  return gpus;
+}
+
+NvidiaProcGpuInfo parse_proc_gpu_information(std::string_view text) {
+  // "Model: \t\t NVIDIA H100 80GB HBM3", "GPU UUID: \t GPU-...", "Bus Location: \t 0000:18:00.0"
+  NvidiaProcGpuInfo info;
+  std::size_t lines = 0;
+  while (!text.empty() && ++lines <= 256) {
+    const std::string_view line = text::next_line(text);
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = text::trim(line.substr(0, colon));
+    const std::string_view value = text::trim(line.substr(colon + 1));
+    if (value.empty()) continue;
+    if (key == "Model") info.model = std::string(value);
+    else if (key == "GPU UUID") info.uuid = std::string(value);
+    else if (key == "Bus Location") info.bus_location = PciAddress::parse(value);
+    else if (key == "Device Minor") {
+      if (const auto n = text::parse_u64(value); n && *n < 1024) info.device_minor = static_cast<std::uint32_t>(*n);
+    }
+  }
+  return info;
+}
+
+std::optional<std::string> parse_proc_driver_version(std::string_view text) {
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..."
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build ..."
+  const std::string_view line = text::next_line(text);
+  if (!line.starts_with("NVRM version:")) return std::nullopt;
+  for (std::string_view word : text::words(line.substr(13))) {
+    const bool versionish = word.find('.') != std::string_view::npos && word.front() >= '0' && word.front() <= '9' &&
+                            std::all_of(word.begin(), word.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+    if (versionish) return std::string(word);
+  }
+  return std::nullopt;
+}
+
+std::string_view cuda_architecture(std::string_view cc) noexcept {
+  const auto dot = cc.find('.');
+  if (dot == std::string_view::npos) return {};
+  const auto major = text::parse_u64(cc.substr(0, dot));
+  const auto minor = text::parse_u64(cc.substr(dot + 1));
+  if (!major || !minor) return {};
+  switch (*major) {
+    case 1: return "Tesla";
+    case 2: return "Fermi";
+    case 3: return "Kepler";
+    case 5: return "Maxwell";
+    case 6: return "Pascal";
+    case 7: return *minor >= 5 ? "Turing" : "Volta";  // 7.0 V100, 7.2 Xavier; 7.5 Turing
+    case 8: return *minor == 9 ? "Ada Lovelace" : "Ampere";  // 8.0 A100, 8.6 GA10x, 8.7 Orin
+    case 9: return "Hopper";
+    // 10.x data-centre, 11.0 Thor (10.1 before CUDA 13), 12.x RTX 50 / GB10.
+    case 10:
+    case 11:
+    case 12: return "Blackwell";
+    default: return {};
+  }
+}
+
+std::optional<std::uint64_t> mig_profile_memory_bytes(std::string_view profile) noexcept {
+  // "1g.10gb", "1g.10gb+me", "1c.3g.71gb", "4g.90gb"
+  profile = profile.substr(0, profile.find('+'));
+  const auto dot = profile.rfind('.');
+  std::string_view last = dot == std::string_view::npos ? profile : profile.substr(dot + 1);
+  if (!last.ends_with("gb")) return std::nullopt;
+  last.remove_suffix(2);
+  const auto gib = text::parse_u64(last);
+  if (!gib || *gib == 0 || *gib > 16384) return std::nullopt;
+  return *gib << 30;
+}
+
+}  // namespace hwaccel::parsers
