@@ -26,5 +26,5 @@ Inventory detect_inventory(const System& system, const DetectOptions& options = 
 namespace hwaccel {
 /// Cross-backend passes after every detector has finished (finalize.cpp):
 /// canonical order, merging of devices seen by two backends, visibility.
-void finalize_inventory(Inventory& inventory, const System& system);
+void finalize_inventory(Inventory& inventory, const System& system, const DetectOptions& options);
 }  // namespace hwaccel

@@ -8,9 +8,10 @@ module hwaccel.detect;
 
 namespace hwaccel {
 
-void finalize_inventory(Inventory& inv, const System& system) {
+void finalize_inventory(Inventory& inv, const System& system, const DetectOptions& options) {
   // Before ordering: a Vulkan device folded into its native twin leaves the list.
   merge_vulkan_devices(inv, system);
+  if (options.enabled(Backend::vulkan)) warn_unreported_render_nodes(inv, system);
   std::sort(inv.devices.begin(), inv.devices.end(), [](const DeviceProfile& a, const DeviceProfile& b) {
     return std::tie(a.backend, a.index) < std::tie(b.backend, b.index);
   });

@@ -205,4 +205,29 @@ void merge_vulkan_devices(Inventory& inventory, const System& system) {
     }
 }
 
+// Render nodes say a GPU driver is loaded that Vulkan could use (ICD
+// manifests are no evidence: Mesa installs them all). Native backends report
+// most such GPUs; only the ones nobody reported are worth a warning.
+void warn_unreported_render_nodes(Inventory& inventory, const System& system) {
+  if (system.find_tool("vulkaninfo")) return;
+  std::vector<std::string> unreported;
+  for (const auto& node : list_names(system, "/dev/dri")) {
+    if (!node.starts_with("renderD")) continue;
+    const auto link = system.read_link(text::cat("/sys/class/drm/", node, "/device"));
+    const auto address = link ? PciAddress::parse(base_name(*link)) : std::nullopt;
+    if (!address) continue;  // nothing says which GPU it is: no grounds for a warning
+    const std::string where = address->to_string();
+    const bool reported = std::any_of(inventory.devices.begin(), inventory.devices.end(),
+                                      [&](const DeviceProfile& d) { return d.pci_bus_id == where; });
+    if (!reported) unreported.push_back(where);
+  }
+  if (unreported.empty()) return;
+  std::string list;
+  for (const auto& u : unreported) list += (list.empty() ? "" : ", ") + u;
+  inventory.warnings.push_back(Warning{
+      "vulkan", WarningKind::tool_missing,
+      text::cat("vulkaninfo is not on PATH (package vulkan-tools) and no other backend reports the GPU(s) behind ",
+                "the render node(s) at ", list, ": they are not enumerated")});
+}
+
 }  // namespace hwaccel

@@ -77,7 +77,7 @@ Inventory detect_inventory(const System& system, const DetectOptions& options) {
     if (out.environment) inv.system.environment = std::move(out.environment);
     inv.timings.push_back(BackendTiming{std::string(d.name), slots[i].elapsed});
   }
-  finalize_inventory(inv, system);
+  finalize_inventory(inv, system, options);
   return inv;
 }
 

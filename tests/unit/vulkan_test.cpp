@@ -268,13 +268,55 @@ TEST(VulkanDetection, WithoutVulkaninfo) {
     EXPECT_TRUE(r.warnings().empty());
   }
   {
+    // A render node whose GPU no backend reports (a vendor without a native
+    // backend): only Vulkan would have seen it.
     FixtureBuilder f;
     f.file("/dev/dri/card0", "").file("/dev/dri/renderD128", "");
+    hwaccel::testing::PciFunctionSpec gpu;
+    gpu.bdf = "0000:03:00.0";
+    gpu.vendor = "0x1ed5";
+    gpu.device = "0x0200";
+    gpu.class_code = "0x030000";
+    gpu.driver = "mtgpu";
+    add_pci_function(f, gpu);
+    f.link("/sys/class/drm/renderD128", "../../devices/pci0000:00/0000:03:00.0/drm/renderD128")
+        .link(hwaccel::testing::pci_device_dir("0000:03:00.0") + "/drm/renderD128/device", "../../../0000:03:00.0");
     const auto r = detect(f);
     EXPECT_TRUE(r.devices().empty());
     ASSERT_EQ(r.warnings().size(), 1u);
     EXPECT_EQ(r.warnings()[0].kind, WarningKind::tool_missing);
+    EXPECT_NE(r.warnings()[0].message.find("0000:03:00.0"), std::string::npos) << r.warnings()[0].message;
   }
+  {
+    // A render node with nothing saying which GPU it belongs to: no grounds for a warning.
+    FixtureBuilder f;
+    f.file("/dev/dri/card0", "").file("/dev/dri/renderD128", "");
+    const auto r = detect(f);
+    EXPECT_TRUE(r.devices().empty());
+    EXPECT_TRUE(r.warnings().empty());
+  }
+}
+
+TEST(VulkanDetection, WithoutVulkaninfoAGpuReportedByItsOwnBackendIsNoConcern) {
+  FixtureBuilder f;
+  f.file("/dev/dri/renderD128", "");
+  hwaccel::testing::PciFunctionSpec gpu;
+  gpu.bdf = "0000:c3:00.0";
+  gpu.vendor = "0x1002";
+  gpu.device = "0x744c";
+  gpu.class_code = "0x030000";
+  gpu.driver = "amdgpu";
+  add_pci_function(f, gpu);
+  f.link("/sys/class/drm/renderD128", "../../devices/pci0000:00/0000:c3:00.0/drm/renderD128")
+      .link(hwaccel::testing::pci_device_dir("0000:c3:00.0") + "/drm/renderD128/device", "../../../0000:c3:00.0")
+      .link("/sys/class/drm/card0", "../../devices/pci0000:00/0000:c3:00.0/drm/card0")
+      .link(hwaccel::testing::pci_device_dir("0000:c3:00.0") + "/drm/card0/device", "../../../0000:c3:00.0");
+  auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system);
+  const auto r = DetectBuilder::none().with(Backend::vulkan).with(Backend::rocm).system_probes(false).detect(**system);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(r.devices()[0].backend, Backend::rocm);
+  for (const auto& w : r.warnings()) EXPECT_NE(w.backend, "vulkan") << w.message;
 }
 
 // --- the merge pass ---------------------------------------------------------

@@ -355,22 +355,11 @@ DeviceProfile profile_of(const parsers::VulkanDevice& s, const parsers::VulkanDe
   return d;
 }
 
-// Without vulkaninfo: render nodes say a GPU driver is loaded that Vulkan
-// could use. (ICD manifests are no evidence: Mesa installs them all.)
-void check_without_tool(const DetectContext& ctx, DetectorOutput& out) {
-  const auto nodes = list_names(ctx.system(), "/dev/dri");
-  if (std::any_of(nodes.begin(), nodes.end(), [](const std::string& n) { return n.starts_with("renderD"); }))
-    ctx.warn(out, WarningKind::tool_missing,
-             "vulkaninfo is not on PATH (package vulkan-tools): the GPUs with a /dev/dri render node are not "
-             "enumerated through Vulkan");
-}
-
 DetectorOutput detect_vulkan(const DetectContext& ctx) {
   DetectorOutput out;
-  if (!ctx.system().find_tool("vulkaninfo")) {
-    check_without_tool(ctx, out);
-    return out;
-  }
+  // Without the tool there is nothing to enumerate; whether that hides a GPU
+  // is known only once every backend has reported (warn_unreported_render_nodes).
+  if (!ctx.system().find_tool("vulkaninfo")) return out;
   const std::array<ToolRequest, 2> requests = {ctx.request({"vulkaninfo", "--summary"}), ctx.request({"vulkaninfo"})};
   const auto results = ctx.run_concurrently(requests);
 

@@ -72,4 +72,8 @@ extern const Detector vulkan_detector;
 /// by UUID. Other Vulkan devices stay and are renumbered.
 void merge_vulkan_devices(Inventory& inventory, const System& system);
 
+/// Without vulkaninfo, warns about GPUs that have a /dev/dri render node but
+/// that no backend reported (they would only have been seen through Vulkan).
+void warn_unreported_render_nodes(Inventory& inventory, const System& system);
+
 }  // namespace hwaccel
