@@ -8,7 +8,7 @@ module hwaccel.detect;
 
 namespace hwaccel {
 
-void finalize_inventory(Inventory& inv, const System& /*system*/) {
+void finalize_inventory(Inventory& inv, const System& system) {
   std::sort(inv.devices.begin(), inv.devices.end(), [](const DeviceProfile& a, const DeviceProfile& b) {
     return std::tie(a.backend, a.index) < std::tie(b.backend, b.index);
   });
@@ -19,6 +19,7 @@ void finalize_inventory(Inventory& inv, const System& /*system*/) {
     if (x.b != y.b) return natural_less(x.b, y.b);
     return x.kind < y.kind;
   });
+  assign_network_affinity(inv, system);
 }
 
 }  // namespace hwaccel

@@ -4,6 +4,8 @@ module;
 #include <bitset>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -111,5 +113,34 @@ std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& opti
 /// are read as far as this version understands them, with a warning added).
 /// Malformed input is a parse_error naming the offending field.
 Result<AcceleratorRegistry> registry_from_json(std::string_view json);
+
+// --- model load time ---------------------------------------------------------
+
+/// How long reading a model's files from storage takes, and on what it rests.
+struct LoadTimeEstimate {
+  double seconds = 0;
+  double read_bandwidth_gbps = 0;  ///< GB/s (10^9 bytes per second)
+  std::string storage;             ///< name of the storage device assumed
+  std::string bandwidth_source;    ///< "pcie_link" or "table" (see StorageDevice)
+  std::string assumption;          ///< one sentence: what the figure assumes
+
+  friend bool operator==(const LoadTimeEstimate&, const LoadTimeEstimate&) = default;
+};
+
+/// Time to read `model_bytes` sequentially from `device` at its read
+/// bandwidth, cold (nothing in the page cache). Errors: invalid_input for 0
+/// bytes; unsupported when the device's bandwidth is unknown (network
+/// filesystems, cloud volumes: it depends on what is behind them).
+Result<LoadTimeEstimate> estimate_load_time(const StorageDevice& device, std::uint64_t model_bytes);
+
+/// The same on the registry's storage. With `model_path`, the device is the
+/// one holding the mount the path is under (the longest matching mount
+/// point; on a volume over several disks, the slowest of them, since
+/// striping is not modelled); without it, the fastest local device, which
+/// is an optimistic assumption the result says. Errors: invalid_input for 0
+/// bytes or a relative path; not_found when no storage is known or no mount
+/// holds the path; unsupported when that storage's bandwidth is unknown.
+Result<LoadTimeEstimate> estimate_load_time(const AcceleratorRegistry& registry, std::uint64_t model_bytes,
+                                            std::string_view model_path = {});
 
 }  // namespace hwaccel
