@@ -14,6 +14,7 @@ module;
 export module hwaccel.registry;
 export import hwaccel.hardware;
 export import hwaccel.detect;
+export import :requirement;
 
 export namespace hwaccel {
 
@@ -62,6 +63,65 @@ class AcceleratorRegistry {
   /// Adds a device (for configuration-driven setups and what-if analysis);
   /// an empty id is filled in, a duplicate id is an invalid_input error.
   Result<void> add_device(DeviceProfile device);
+
+  // --- capability queries ---------------------------------------------------
+
+  /// The devices that meet the requirement's per-device conditions (see
+  /// AcceleratorRequirement), in registry order; empty when fewer than
+  /// `requirement.min_devices` do, since the requirement cannot be met.
+  std::vector<const DeviceProfile*> satisfying(const AcceleratorRequirement& requirement) const;
+  /// Whether at least `requirement.min_devices` devices meet it.
+  bool satisfies(const AcceleratorRequirement& requirement) const { return !satisfying(requirement).empty(); }
+
+  /// The most capable available, visible device, judged on what it can do,
+  /// never on its vendor: any accelerator before the CPU (the CPU is the
+  /// fallback); among accelerators the most usable memory
+  /// (usable_memory_bytes, compared in whole GiB so that an 81559 MiB H100
+  /// and an 81920 MiB A100 tie), then the higher memory bandwidth where both
+  /// are known, then registry order. A model that does not fit runs nowhere,
+  /// so capacity comes first. nullptr when no device is available.
+  const DeviceProfile* best_available() const noexcept;
+
+  /// Usable memory (usable_memory_bytes) summed over the available, visible
+  /// accelerators. CPU memory is NOT included. Devices of unknown size add 0.
+  std::uint64_t total_accelerator_memory() const noexcept;
+  /// total_accelerator_memory() plus the host's memory (the CPU device's,
+  /// capped by its cgroup limit). Accelerators with unified memory are not
+  /// added on top of it: their memory is the host's RAM, already counted
+  /// (they are when the registry has no CPU device).
+  std::uint64_t total_memory_including_cpu() const noexcept;
+
+  // --- what-if analysis ------------------------------------------------------
+  // Each returns a new registry built from this one, for re-planning without
+  // re-detecting: nothing is read from the machine. System info, warnings
+  // and timings are those of the detection the registry came from; links,
+  // interconnects and NIC affinity are kept consistent with the devices.
+
+  /// Adds devices (an empty id becomes "<backend>:<next index>") and,
+  /// optionally, links between them and existing devices. A duplicate id or a
+  /// link naming an unknown device is an invalid_input error. Added devices
+  /// are near no NIC: affinity needs the machine.
+  Result<AcceleratorRegistry> what_if_add(std::vector<DeviceProfile> devices, std::vector<DeviceLink> links = {}) const;
+  /// Removes devices by id, with every link to them, their membership in
+  /// interconnects (an interconnect left with fewer than two devices goes)
+  /// and their place in NICs' near_devices. An unknown id is an
+  /// invalid_input error. The CPU may be removed too; it is never re-detected.
+  Result<AcceleratorRegistry> what_if_remove(std::span<const std::string> ids) const;
+  /// Removes the devices for which `remove` returns true (see what_if_remove).
+  AcceleratorRegistry what_if_remove_if(const std::function<bool(const DeviceProfile&)>& remove) const;
+
+  /// What happens to the replaced device's links and interconnects.
+  enum class LinkPolicy : std::uint8_t {
+    drop,  ///< the new device has no links yet (the default: a different device has different links)
+    keep,  ///< same slot, same fabric: the new device inherits them
+  };
+  /// Puts `replacement` in the place of device `id` (same slot): it keeps the
+  /// id when its backend is the same, else gets "<backend>:<next index>" and
+  /// every reference is renamed; it inherits the old device's PCI address,
+  /// NUMA node and CPU affinity when it has none; NIC affinity follows it.
+  /// An unknown id is an invalid_input error.
+  Result<AcceleratorRegistry> what_if_replace(std::string_view id, DeviceProfile replacement,
+                                              LinkPolicy links = LinkPolicy::drop) const;
 
   friend bool operator==(const AcceleratorRegistry&, const AcceleratorRegistry&) = default;
 
