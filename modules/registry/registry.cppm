@@ -203,4 +203,148 @@ Result<LoadTimeEstimate> estimate_load_time(const StorageDevice& device, std::ui
 Result<LoadTimeEstimate> estimate_load_time(const AcceleratorRegistry& registry, std::uint64_t model_bytes,
                                             std::string_view model_path = {});
 
+// --- caching -----------------------------------------------------------------
+
+/// Produces a fresh registry. Called from whichever thread needs one.
+using DetectFunction = std::function<AcceleratorRegistry()>;
+using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
+using WallClock = std::function<std::chrono::system_clock::time_point()>;
+
+/// The cache folder: $XDG_CACHE_HOME/hwaccel, else $HOME/.cache/hwaccel, read
+/// through `system`'s environment. Relative values are ignored (the XDG spec
+/// says so), and there is deliberately no fallback to a shared temporary
+/// folder, where another user could plant a file: nullopt instead.
+std::optional<std::string> default_cache_directory(const System& system);
+
+/// Where and how registries are cached on disk between processes.
+struct DiskCacheOptions {
+  /// Folder of the cache files; default_cache_directory() when empty.
+  std::string directory;
+  /// The options the cached detection runs with. The file name is keyed by
+  /// them, the library version and the schema version, so a different
+  /// selection or another version never reads this file.
+  DetectOptions options;
+  /// Time source for the recorded write time and the age check;
+  /// std::chrono::system_clock::now when empty.
+  WallClock clock;
+};
+
+/// A registry cached in a file. Writes are atomic (a unique temporary file
+/// in the same folder, then rename), so readers see an old file or a new one,
+/// never half of one. Reads check the format, library version, options,
+/// ownership and permissions before trusting the content.
+class DiskCache {
+ public:
+  /// Resolves the folder (through `system` when options.directory is empty);
+  /// unsupported when there is no usable cache folder.
+  static Result<DiskCache> open(DiskCacheOptions options, const System& system);
+
+  /// The cache file.
+  const std::string& path() const noexcept { return path_; }
+
+  struct Entry {
+    AcceleratorRegistry registry;
+    std::chrono::system_clock::time_point written_at;  ///< as recorded in the file
+  };
+  /// The cached registry, or nullopt when there is no file. A file that is
+  /// corrupt (parse_error) or not ours (unsupported: another format,
+  /// version or option set, another owner, writable by others) is an error.
+  Result<std::optional<Entry>> load() const;
+  /// Writes the registry with the current time; the folder is created
+  /// (mode 0700) when missing.
+  Result<void> store(const AcceleratorRegistry& registry) const;
+  /// Deletes the file; no error when it is already gone.
+  Result<void> remove() const;
+  std::chrono::system_clock::time_point now() const;
+
+ private:
+  DiskCache(DiskCacheOptions options, std::string directory, std::string path);
+  DiskCacheOptions options_;
+  std::string directory_;
+  std::string path_;
+};
+
+/// How a CachedRegistry refreshes.
+struct CacheOptions {
+  std::chrono::milliseconds ttl = std::chrono::minutes(5);
+  /// How to detect; empty: DetectBuilder{}.detect() (this machine, every backend).
+  DetectFunction detect;
+  /// Time source for the TTL; std::chrono::steady_clock::now when empty.
+  SteadyClock clock;
+  /// Also keep the registry on disk for other processes. Its `options` must
+  /// describe what `detect` runs. A registry read from disk is as old as the
+  /// time recorded in the file, not as its file modification time.
+  std::optional<DiskCacheOptions> disk;
+};
+
+/// A registry detected at most once per TTL, shared by every thread.
+///
+/// Refreshes are single-flight: when the cached registry has expired, the
+/// first caller detects (without holding the lock) and every caller that
+/// arrives meanwhile blocks on a condition variable until that one detection
+/// is done, then gets its result. get() never throws: an exception from the
+/// detect function becomes a warning in the registry it returns, which is
+/// not cached (the next call detects again). Disk problems (a corrupt or
+/// foreign file, a failed write) are warnings of the backend "cache" in the
+/// registry, which is then detected afresh.
+class CachedRegistry {
+ public:
+  explicit CachedRegistry(CacheOptions options = {});
+  ~CachedRegistry();
+  CachedRegistry(const CachedRegistry&) = delete;
+  CachedRegistry& operator=(const CachedRegistry&) = delete;
+
+  /// The cached registry, detecting (or reading the disk cache) when it has expired.
+  std::shared_ptr<const AcceleratorRegistry> get();
+  /// Forgets the cached registry (and deletes the disk file): the next get()
+  /// detects. A detection already running is still returned to its waiters
+  /// but not kept.
+  void invalidate();
+  std::chrono::milliseconds ttl() const noexcept;
+  /// How many times the detect function has run.
+  std::uint64_t detections() const noexcept;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// --- lazy detection ----------------------------------------------------------
+
+/// The backends whose devices can be of a family. Apple appears under both
+/// the GPU and the NPU family (it reports its GPU and its Neural Engine);
+/// oneAPI is a GPU backend. Every backend belongs to at least one family.
+std::span<const Backend> backends_of(Family family) noexcept;
+
+/// Detection of one family at a time, on demand: by_family(Family::tpu) runs
+/// only the TPU backend, once; a later call for the same family reuses the
+/// result. Thread-safe; two threads asking for the same family share one
+/// run. Host probes (storage, network...) run only for registry().
+class LazyRegistry {
+ public:
+  /// Detects this machine with `options` (its backend set bounds what runs).
+  explicit LazyRegistry(DetectOptions options = {});
+  /// Detects through `system`, which must outlive this object.
+  explicit LazyRegistry(const System& system, DetectOptions options = {});
+  ~LazyRegistry();
+  LazyRegistry(const LazyRegistry&) = delete;
+  LazyRegistry& operator=(const LazyRegistry&) = delete;
+
+  /// The devices of a family, running that family's backends if not yet run.
+  std::vector<DeviceProfile> by_family(Family family);
+  /// Backends that have run so far.
+  std::bitset<backend_count> probed() const;
+  /// Runs every backend not yet run and the host probes, and joins all the
+  /// parts into one registry with the warnings, timings and system info of
+  /// each part, finalized as one detection would be.
+  AcceleratorRegistry registry();
+  AcceleratorRegistry into_registry() && { return registry(); }
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
 }  // namespace hwaccel
