@@ -6,6 +6,7 @@ export module hwaccel.detect;
 export import hwaccel.hardware;
 export import :system;
 export import :support;
+export import :topology;
 #include "detector_partitions.inc"
 
 export namespace hwaccel {
@@ -21,10 +22,11 @@ std::span<const Detector* const> detector_table() noexcept;
 /// same PCI device, with visibility to this process resolved.
 Inventory detect_inventory(const System& system, const DetectOptions& options = {});
 
-}  // namespace hwaccel
-
-namespace hwaccel {
 /// Cross-backend passes after every detector has finished (finalize.cpp):
-/// canonical order, merging of devices seen by two backends, visibility.
+/// canonical order, merging of devices seen by two backends, visibility,
+/// NIC affinity. detect_inventory runs it; it is exported for callers that
+/// detect in parts and join the parts (LazyRegistry), and must stay
+/// idempotent: running it on a finalized inventory changes nothing.
 void finalize_inventory(Inventory& inventory, const System& system, const DetectOptions& options);
+
 }  // namespace hwaccel

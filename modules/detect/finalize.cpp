@@ -28,6 +28,14 @@ void finalize_inventory(Inventory& inv, const System& system, const DetectOption
     return d.backend == Backend::cuda || d.backend == Backend::rocm;
   });
   if (has_gpus) resolve_visibility(inv.devices, visibility_inputs(system, inv.system.environment), inv.warnings);
+  assign_network_affinity(inv, system);
+  // Running the passes again over a finalized inventory (LazyRegistry joins
+  // finalized parts) must not repeat their warnings.
+  std::vector<Warning> unique;
+  unique.reserve(inv.warnings.size());
+  for (auto& w : inv.warnings)
+    if (std::find(unique.begin(), unique.end(), w) == unique.end()) unique.push_back(std::move(w));
+  inv.warnings = std::move(unique);
 }
 
 }  // namespace hwaccel

@@ -284,7 +284,7 @@ std::optional<StorageKind> parse_storage_kind(std::string_view name) noexcept;
 
 /// A block device or network filesystem where model files may live.
 struct StorageDevice {
-  std::string name;  ///< "nvme0n1", "sda", "nfs:/models"
+  std::string name;  ///< "nvme0n1", "sda", or a network mount's source "10.0.0.5:/models"
   StorageKind kind = StorageKind::unknown;
   std::optional<std::uint64_t> size_bytes;
   std::optional<std::string> model;
@@ -294,6 +294,11 @@ struct StorageDevice {
   /// ("pcie_link" when derived from the device's link, "table" for a class default).
   std::optional<double> read_bandwidth_gbps;
   std::string bandwidth_source;
+  /// Filesystem type of a network mount ("nfs4", "lustre", "fuse.s3fs").
+  std::optional<std::string> filesystem;
+  /// Where the device's filesystems are mounted, sorted; a mount on an LVM,
+  /// dm-crypt or md volume is listed on each disk beneath it.
+  std::vector<std::string> mount_points;
 
   friend bool operator==(const StorageDevice&, const StorageDevice&) = default;
 };
@@ -302,15 +307,24 @@ struct StorageDevice {
 struct NetworkPort {
   std::string device;  ///< "mlx5_0"
   std::uint32_t port = 1;
-  std::string kind;    ///< "infiniband", "roce_v1", "roce_v2", "iwarp"
-  std::optional<std::string> state;      ///< "ACTIVE", "DOWN"
-  std::optional<double> rate_gbps;       ///< link rate in Gb/s as the port reports it
+  /// "infiniband"; "roce_v2" (a RoCE v2 GID exists), "roce_v1" (only RoCE v1
+  /// GIDs), "roce" (Ethernet link layer, GID types unreadable); "iwarp"
+  /// (node type RNIC); "efa" (AWS Elastic Fabric Adapter); "unknown".
+  std::string kind;
+  std::optional<std::string> state;      ///< "ACTIVE", "DOWN", "INIT", "ARMED"
+  std::optional<double> rate_gbps;       ///< link rate in Gb/s; only for a port whose link is up
   std::optional<std::string> link_layer; ///< "InfiniBand", "Ethernet"
   std::optional<std::string> pci_bus_id;
   std::optional<std::int32_t> numa_node;
   std::optional<std::string> netdev;
   /// Accelerators that share this NIC's PCIe switch (or, failing that, NUMA node).
   std::vector<std::string> near_devices;
+  std::optional<std::string> phys_state;  ///< physical link state: "LinkUp", "Disabled", "Polling"
+  std::optional<std::string> driver;      ///< kernel driver of the NIC: "mlx5_core", "efa", "irdma"
+  /// Which rule chose near_devices: pcie_switch (a common PCIe bridge below
+  /// the host bridge, NCCL's PIX/PXB), host_bridge (same root complex, PHB) or
+  /// numa_node (same NUMA node, NODE). Empty when no accelerator is near.
+  std::optional<LinkKind> affinity;
 
   friend bool operator==(const NetworkPort&, const NetworkPort&) = default;
 };

@@ -3,6 +3,7 @@ module;
 #include <algorithm>
 #include <bitset>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -58,6 +59,65 @@ Result<void> AcceleratorRegistry::add_device(DeviceProfile device) {
   if (find(device.id)) return fail(ErrorKind::invalid_input, text::cat("a device with id ", device.id, " already exists"));
   inventory_.devices.push_back(std::move(device));
   return {};
+}
+
+std::vector<const DeviceProfile*> AcceleratorRegistry::satisfying(const AcceleratorRequirement& requirement) const {
+  std::vector<const DeviceProfile*> out;
+  for (const auto& d : inventory_.devices)
+    if (requirement.satisfied_by(d)) out.push_back(&d);
+  if (out.size() < std::max<std::uint32_t>(requirement.min_devices, 1)) out.clear();
+  return out;
+}
+
+namespace {
+
+// Memory in whole GiB, rounded: cards are sold by the GB and drivers reserve
+// differing amounts (an H100 reports 81559 MiB, an A100 81920 MiB).
+std::uint64_t memory_gib(const DeviceProfile& d) noexcept {
+  const auto bytes = usable_memory_bytes(d);
+  return bytes ? (*bytes + (std::uint64_t{1} << 29)) >> 30 : 0;
+}
+
+// Whether `a` is more capable than `b` (see best_available).
+bool more_capable(const DeviceProfile& a, const DeviceProfile& b) noexcept {
+  const bool a_accel = a.family != Family::cpu, b_accel = b.family != Family::cpu;
+  if (a_accel != b_accel) return a_accel;
+  const auto ma = memory_gib(a), mb = memory_gib(b);
+  if (ma != mb) return ma > mb;
+  if (a.memory_bandwidth_gbps && b.memory_bandwidth_gbps && *a.memory_bandwidth_gbps != *b.memory_bandwidth_gbps)
+    return *a.memory_bandwidth_gbps > *b.memory_bandwidth_gbps;
+  return false;
+}
+
+}  // namespace
+
+const DeviceProfile* AcceleratorRegistry::best_available() const noexcept {
+  const DeviceProfile* best = nullptr;
+  for (const auto& d : inventory_.devices) {
+    if (!d.available || !d.visible) continue;
+    if (!best || more_capable(d, *best)) best = &d;
+  }
+  return best;
+}
+
+std::uint64_t AcceleratorRegistry::total_accelerator_memory() const noexcept {
+  std::uint64_t total = 0;
+  for (const auto& d : inventory_.devices)
+    if (d.available && d.visible && d.family != Family::cpu) total += usable_memory_bytes(d).value_or(0);
+  return total;
+}
+
+std::uint64_t AcceleratorRegistry::total_memory_including_cpu() const noexcept {
+  const bool host_counted = std::any_of(inventory_.devices.begin(), inventory_.devices.end(), [](const DeviceProfile& d) {
+    return d.available && d.visible && d.family == Family::cpu && usable_memory_bytes(d).has_value();
+  });
+  std::uint64_t total = 0;
+  for (const auto& d : inventory_.devices) {
+    if (!d.available || !d.visible) continue;
+    if (host_counted && d.family != Family::cpu && d.memory_kind == MemoryKind::unified) continue;
+    total += usable_memory_bytes(d).value_or(0);
+  }
+  return total;
 }
 
 AcceleratorRegistry AcceleratorRegistry::detect() {

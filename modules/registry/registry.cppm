@@ -4,6 +4,8 @@ module;
 #include <bitset>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,6 +14,7 @@ module;
 export module hwaccel.registry;
 export import hwaccel.hardware;
 export import hwaccel.detect;
+export import :requirement;
 
 export namespace hwaccel {
 
@@ -60,6 +63,65 @@ class AcceleratorRegistry {
   /// Adds a device (for configuration-driven setups and what-if analysis);
   /// an empty id is filled in, a duplicate id is an invalid_input error.
   Result<void> add_device(DeviceProfile device);
+
+  // --- capability queries ---------------------------------------------------
+
+  /// The devices that meet the requirement's per-device conditions (see
+  /// AcceleratorRequirement), in registry order; empty when fewer than
+  /// `requirement.min_devices` do, since the requirement cannot be met.
+  std::vector<const DeviceProfile*> satisfying(const AcceleratorRequirement& requirement) const;
+  /// Whether at least `requirement.min_devices` devices meet it.
+  bool satisfies(const AcceleratorRequirement& requirement) const { return !satisfying(requirement).empty(); }
+
+  /// The most capable available, visible device, judged on what it can do,
+  /// never on its vendor: any accelerator before the CPU (the CPU is the
+  /// fallback); among accelerators the most usable memory
+  /// (usable_memory_bytes, compared in whole GiB so that an 81559 MiB H100
+  /// and an 81920 MiB A100 tie), then the higher memory bandwidth where both
+  /// are known, then registry order. A model that does not fit runs nowhere,
+  /// so capacity comes first. nullptr when no device is available.
+  const DeviceProfile* best_available() const noexcept;
+
+  /// Usable memory (usable_memory_bytes) summed over the available, visible
+  /// accelerators. CPU memory is NOT included. Devices of unknown size add 0.
+  std::uint64_t total_accelerator_memory() const noexcept;
+  /// total_accelerator_memory() plus the host's memory (the CPU device's,
+  /// capped by its cgroup limit). Accelerators with unified memory are not
+  /// added on top of it: their memory is the host's RAM, already counted
+  /// (they are when the registry has no CPU device).
+  std::uint64_t total_memory_including_cpu() const noexcept;
+
+  // --- what-if analysis ------------------------------------------------------
+  // Each returns a new registry built from this one, for re-planning without
+  // re-detecting: nothing is read from the machine. System info, warnings
+  // and timings are those of the detection the registry came from; links,
+  // interconnects and NIC affinity are kept consistent with the devices.
+
+  /// Adds devices (an empty id becomes "<backend>:<next index>") and,
+  /// optionally, links between them and existing devices. A duplicate id or a
+  /// link naming an unknown device is an invalid_input error. Added devices
+  /// are near no NIC: affinity needs the machine.
+  Result<AcceleratorRegistry> what_if_add(std::vector<DeviceProfile> devices, std::vector<DeviceLink> links = {}) const;
+  /// Removes devices by id, with every link to them, their membership in
+  /// interconnects (an interconnect left with fewer than two devices goes)
+  /// and their place in NICs' near_devices. An unknown id is an
+  /// invalid_input error. The CPU may be removed too; it is never re-detected.
+  Result<AcceleratorRegistry> what_if_remove(std::span<const std::string> ids) const;
+  /// Removes the devices for which `remove` returns true (see what_if_remove).
+  AcceleratorRegistry what_if_remove_if(const std::function<bool(const DeviceProfile&)>& remove) const;
+
+  /// What happens to the replaced device's links and interconnects.
+  enum class LinkPolicy : std::uint8_t {
+    drop,  ///< the new device has no links yet (the default: a different device has different links)
+    keep,  ///< same slot, same fabric: the new device inherits them
+  };
+  /// Puts `replacement` in the place of device `id` (same slot): it keeps the
+  /// id when its backend is the same, else gets "<backend>:<next index>" and
+  /// every reference is renamed; it inherits the old device's PCI address,
+  /// NUMA node and CPU affinity when it has none; NIC affinity follows it.
+  /// An unknown id is an invalid_input error.
+  Result<AcceleratorRegistry> what_if_replace(std::string_view id, DeviceProfile replacement,
+                                              LinkPolicy links = LinkPolicy::drop) const;
 
   friend bool operator==(const AcceleratorRegistry&, const AcceleratorRegistry&) = default;
 
@@ -111,5 +173,178 @@ std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& opti
 /// are read as far as this version understands them, with a warning added).
 /// Malformed input is a parse_error naming the offending field.
 Result<AcceleratorRegistry> registry_from_json(std::string_view json);
+
+// --- model load time ---------------------------------------------------------
+
+/// How long reading a model's files from storage takes, and on what it rests.
+struct LoadTimeEstimate {
+  double seconds = 0;
+  double read_bandwidth_gbps = 0;  ///< GB/s (10^9 bytes per second)
+  std::string storage;             ///< name of the storage device assumed
+  std::string bandwidth_source;    ///< "pcie_link" or "table" (see StorageDevice)
+  std::string assumption;          ///< one sentence: what the figure assumes
+
+  friend bool operator==(const LoadTimeEstimate&, const LoadTimeEstimate&) = default;
+};
+
+/// Time to read `model_bytes` sequentially from `device` at its read
+/// bandwidth, cold (nothing in the page cache). Errors: invalid_input for 0
+/// bytes; unsupported when the device's bandwidth is unknown (network
+/// filesystems, cloud volumes: it depends on what is behind them).
+Result<LoadTimeEstimate> estimate_load_time(const StorageDevice& device, std::uint64_t model_bytes);
+
+/// The same on the registry's storage. With `model_path`, the device is the
+/// one holding the mount the path is under (the longest matching mount
+/// point; on a volume over several disks, the slowest of them, since
+/// striping is not modelled); without it, the fastest local device, which
+/// is an optimistic assumption the result says. Errors: invalid_input for 0
+/// bytes or a relative path; not_found when no storage is known or no mount
+/// holds the path; unsupported when that storage's bandwidth is unknown.
+Result<LoadTimeEstimate> estimate_load_time(const AcceleratorRegistry& registry, std::uint64_t model_bytes,
+                                            std::string_view model_path = {});
+
+// --- caching -----------------------------------------------------------------
+
+/// Produces a fresh registry. Called from whichever thread needs one.
+using DetectFunction = std::function<AcceleratorRegistry()>;
+using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
+using WallClock = std::function<std::chrono::system_clock::time_point()>;
+
+/// The cache folder: $XDG_CACHE_HOME/hwaccel, else $HOME/.cache/hwaccel, read
+/// through `system`'s environment. Relative values are ignored (the XDG spec
+/// says so), and there is deliberately no fallback to a shared temporary
+/// folder, where another user could plant a file: nullopt instead.
+std::optional<std::string> default_cache_directory(const System& system);
+
+/// Where and how registries are cached on disk between processes.
+struct DiskCacheOptions {
+  /// Folder of the cache files; default_cache_directory() when empty.
+  std::string directory;
+  /// The options the cached detection runs with. The file name is keyed by
+  /// them, the library version and the schema version, so a different
+  /// selection or another version never reads this file.
+  DetectOptions options;
+  /// Time source for the recorded write time and the age check;
+  /// std::chrono::system_clock::now when empty.
+  WallClock clock;
+};
+
+/// A registry cached in a file. Writes are atomic (a unique temporary file
+/// in the same folder, then rename), so readers see an old file or a new one,
+/// never half of one. Reads check the format, library version, options,
+/// ownership and permissions before trusting the content.
+class DiskCache {
+ public:
+  /// Resolves the folder (through `system` when options.directory is empty);
+  /// unsupported when there is no usable cache folder.
+  static Result<DiskCache> open(DiskCacheOptions options, const System& system);
+
+  /// The cache file.
+  const std::string& path() const noexcept { return path_; }
+
+  struct Entry {
+    AcceleratorRegistry registry;
+    std::chrono::system_clock::time_point written_at;  ///< as recorded in the file
+  };
+  /// The cached registry, or nullopt when there is no file. A file that is
+  /// corrupt (parse_error) or not ours (unsupported: another format,
+  /// version or option set, another owner, writable by others) is an error.
+  Result<std::optional<Entry>> load() const;
+  /// Writes the registry with the current time; the folder is created
+  /// (mode 0700) when missing.
+  Result<void> store(const AcceleratorRegistry& registry) const;
+  /// Deletes the file; no error when it is already gone.
+  Result<void> remove() const;
+  std::chrono::system_clock::time_point now() const;
+
+ private:
+  DiskCache(DiskCacheOptions options, std::string directory, std::string path);
+  DiskCacheOptions options_;
+  std::string directory_;
+  std::string path_;
+};
+
+/// How a CachedRegistry refreshes.
+struct CacheOptions {
+  std::chrono::milliseconds ttl = std::chrono::minutes(5);
+  /// How to detect; empty: DetectBuilder{}.detect() (this machine, every backend).
+  DetectFunction detect;
+  /// Time source for the TTL; std::chrono::steady_clock::now when empty.
+  SteadyClock clock;
+  /// Also keep the registry on disk for other processes. Its `options` must
+  /// describe what `detect` runs. A registry read from disk is as old as the
+  /// time recorded in the file, not as its file modification time.
+  std::optional<DiskCacheOptions> disk;
+};
+
+/// A registry detected at most once per TTL, shared by every thread.
+///
+/// Refreshes are single-flight: when the cached registry has expired, the
+/// first caller detects (without holding the lock) and every caller that
+/// arrives meanwhile blocks on a condition variable until that one detection
+/// is done, then gets its result. get() never throws: an exception from the
+/// detect function becomes a warning in the registry it returns, which is
+/// not cached (the next call detects again). Disk problems (a corrupt or
+/// foreign file, a failed write) are warnings of the backend "cache" in the
+/// registry, which is then detected afresh.
+class CachedRegistry {
+ public:
+  explicit CachedRegistry(CacheOptions options = {});
+  ~CachedRegistry();
+  CachedRegistry(const CachedRegistry&) = delete;
+  CachedRegistry& operator=(const CachedRegistry&) = delete;
+
+  /// The cached registry, detecting (or reading the disk cache) when it has expired.
+  std::shared_ptr<const AcceleratorRegistry> get();
+  /// Forgets the cached registry (and deletes the disk file): the next get()
+  /// detects. A detection already running is still returned to its waiters
+  /// but not kept.
+  void invalidate();
+  std::chrono::milliseconds ttl() const noexcept;
+  /// How many times the detect function has run.
+  std::uint64_t detections() const noexcept;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// --- lazy detection ----------------------------------------------------------
+
+/// The backends whose devices can be of a family. Apple appears under both
+/// the GPU and the NPU family (it reports its GPU and its Neural Engine);
+/// oneAPI is a GPU backend. Every backend belongs to at least one family.
+std::span<const Backend> backends_of(Family family) noexcept;
+
+/// Detection of one family at a time, on demand: by_family(Family::tpu) runs
+/// only the TPU backend, once; a later call for the same family reuses the
+/// result. Thread-safe; two threads asking for the same family share one
+/// run. Host probes (storage, network...) run only for registry().
+class LazyRegistry {
+ public:
+  /// Detects this machine with `options` (its backend set bounds what runs).
+  explicit LazyRegistry(DetectOptions options = {});
+  /// Detects through `system`, which must outlive this object.
+  explicit LazyRegistry(const System& system, DetectOptions options = {});
+  ~LazyRegistry();
+  LazyRegistry(const LazyRegistry&) = delete;
+  LazyRegistry& operator=(const LazyRegistry&) = delete;
+
+  /// The devices of a family, running that family's backends if not yet run.
+  std::vector<DeviceProfile> by_family(Family family);
+  /// Backends that have run so far.
+  std::bitset<backend_count> probed() const;
+  /// Runs every backend not yet run and the host probes, and joins all the
+  /// parts into one registry with the warnings, timings and system info of
+  /// each part, finalized as one detection would be.
+  AcceleratorRegistry registry();
+  AcceleratorRegistry into_registry() && { return registry(); }
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace hwaccel

@@ -173,6 +173,11 @@ void write_system(json::Writer& w, const SystemInfo& s) {
     w.field("numa_node", d.numa_node);
     w.field("read_bandwidth_gbps", d.read_bandwidth_gbps);
     if (!d.bandwidth_source.empty()) w.field("bandwidth_source", d.bandwidth_source);
+    w.field("filesystem", d.filesystem);
+    if (!d.mount_points.empty()) {
+      w.key("mount_points");
+      write_string_list(w, d.mount_points);
+    }
     w.end_object();
   }
   w.end_array();
@@ -192,6 +197,9 @@ void write_system(json::Writer& w, const SystemInfo& s) {
       w.key("near_devices");
       write_string_list(w, p.near_devices);
     }
+    if (p.affinity) w.field("affinity", to_string(*p.affinity));
+    w.field("phys_state", p.phys_state);
+    w.field("driver", p.driver);
     w.end_object();
   }
   w.end_array();
@@ -557,6 +565,8 @@ class Reader {
               else if (sk == "numa_node") read(sv, sp, d.numa_node);
               else if (sk == "read_bandwidth_gbps") read(sv, sp, d.read_bandwidth_gbps);
               else if (sk == "bandwidth_source") read(sv, sp, d.bandwidth_source);
+              else if (sk == "filesystem") read(sv, sp, d.filesystem);
+              else if (sk == "mount_points") read(sv, sp, d.mount_points);
             }
             s.storage.push_back(std::move(d));
           }
@@ -582,6 +592,11 @@ class Reader {
               else if (nk == "numa_node") read(nv, np, port.numa_node);
               else if (nk == "netdev") read(nv, np, port.netdev);
               else if (nk == "near_devices") read(nv, np, port.near_devices);
+              else if (nk == "affinity") {
+                LinkKind kind{};
+                if (read_enum(nv, np, kind, &parse_link_kind)) port.affinity = kind;
+              } else if (nk == "phys_state") read(nv, np, port.phys_state);
+              else if (nk == "driver") read(nv, np, port.driver);
             }
             s.network.push_back(std::move(port));
           }

@@ -26,7 +26,7 @@ constexpr const char* docker_mountinfo =
     "1211 1201 259:2 /var/lib/docker/containers/3f6c/hosts /etc/hosts rw,relatime - ext4 /dev/nvme0n1p2 rw\n";
 
 TEST(EnvironmentParsers, MountinfoOfADockerContainer) {
-  const auto ev = parsers::parse_mountinfo(docker_mountinfo);
+  const auto ev = parsers::parse_container_mounts(docker_mountinfo);
   EXPECT_EQ(ev.runtime, "docker");
   EXPECT_TRUE(ev.overlay_root);
   EXPECT_TRUE(ev.runtime_files);
@@ -34,7 +34,7 @@ TEST(EnvironmentParsers, MountinfoOfADockerContainer) {
 }
 
 TEST(EnvironmentParsers, MountinfoOfAKubernetesPodOnContainerd) {
-  const auto ev = parsers::parse_mountinfo(
+  const auto ev = parsers::parse_container_mounts(
       "3187 2960 0:412 / / rw,relatime master:1042 - overlay overlay rw,lowerdir=/var/lib/containerd/"
       "io.containerd.snapshotter.v1.overlayfs/snapshots/1824/fs,upperdir=/var/lib/containerd/"
       "io.containerd.snapshotter.v1.overlayfs/snapshots/1901/fs,workdir=/x/work\n"
@@ -48,7 +48,7 @@ TEST(EnvironmentParsers, MountinfoOfAKubernetesPodOnContainerd) {
 TEST(EnvironmentParsers, MountinfoPrefersTheRuntimeFilesOverTheRootSnapshotter) {
   // Docker with the containerd image store: the root is a containerd snapshot,
   // /etc/hostname still comes from Docker's container folder.
-  const auto ev = parsers::parse_mountinfo(
+  const auto ev = parsers::parse_container_mounts(
       "1 0 0:1 / / rw - overlay overlay rw,upperdir=/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/"
       "snapshots/9/fs,workdir=/w\n"
       "2 1 8:1 /var/lib/docker/containers/abc/hostname /etc/hostname rw - ext4 /dev/sda1 rw\n");
@@ -56,7 +56,7 @@ TEST(EnvironmentParsers, MountinfoPrefersTheRuntimeFilesOverTheRootSnapshotter) 
 }
 
 TEST(EnvironmentParsers, MountinfoOfRootlessPodman) {
-  const auto ev = parsers::parse_mountinfo(
+  const auto ev = parsers::parse_container_mounts(
       "610 566 0:55 / / rw,nodev,relatime - overlay overlay rw,lowerdir=/home/u/.local/share/containers/storage/overlay/"
       "l/X,upperdir=/home/u/.local/share/containers/storage/overlay/77/diff,workdir=/home/u/.local/share/containers/"
       "storage/overlay/77/work,userxattr\n"
@@ -68,7 +68,7 @@ TEST(EnvironmentParsers, MountinfoOfRootlessPodman) {
 TEST(EnvironmentParsers, AHostRunningContainersIsNoEvidence) {
   // The host sees its containers' overlay mounts and kubelet volumes, but
   // neither at "/" nor over /etc/hostname.
-  const auto ev = parsers::parse_mountinfo(
+  const auto ev = parsers::parse_container_mounts(
       "26 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n"
       "900 26 0:152 / /var/lib/docker/overlay2/8a3c/merged rw,relatime shared:620 - overlay overlay rw,lowerdir=/var/"
       "lib/docker/overlay2/l/AB,upperdir=/var/lib/docker/overlay2/8a3c/diff,workdir=/var/lib/docker/overlay2/8a3c/work\n"
@@ -81,13 +81,13 @@ TEST(EnvironmentParsers, AHostRunningContainersIsNoEvidence) {
 }
 
 TEST(EnvironmentParsers, MountinfoGarbageIsNoEvidence) {
-  EXPECT_FALSE(parsers::parse_mountinfo("").runtime);
-  EXPECT_FALSE(parsers::parse_mountinfo("1 2 3\n\x01\x02\x03 / / - \n - - - - - - - -\n").runtime);
+  EXPECT_FALSE(parsers::parse_container_mounts("").runtime);
+  EXPECT_FALSE(parsers::parse_container_mounts("1 2 3\n\x01\x02\x03 / / - \n - - - - - - - -\n").runtime);
   // Truncated in the middle of the root line's options.
-  const auto ev = parsers::parse_mountinfo("1201 1003 0:152 / / rw,relatime - overlay overlay rw,lowerdir=/var/lib/doc");
+  const auto ev = parsers::parse_container_mounts("1201 1003 0:152 / / rw,relatime - overlay overlay rw,lowerdir=/var/lib/doc");
   EXPECT_TRUE(ev.overlay_root);
   EXPECT_FALSE(ev.runtime);
-  EXPECT_FALSE(parsers::parse_mountinfo(std::string(100000, 'x')).runtime);
+  EXPECT_FALSE(parsers::parse_container_mounts(std::string(100000, 'x')).runtime);
 }
 
 // --- cgroup -------------------------------------------------------------------
@@ -255,7 +255,11 @@ Environment probe(FixtureBuilder& f, std::vector<Warning>* warnings = nullptr) {
   EXPECT_TRUE(system) << system.error().message;
   if (!system) return {};
   const AcceleratorRegistry r = DetectBuilder::none().detect(**system);
-  if (warnings) warnings->assign(r.warnings().begin(), r.warnings().end());
+  // Other host probes (storage, network) read some of the same files: only
+  // the environment probe's own findings matter here.
+  if (warnings)
+    for (const Warning& w : r.warnings())
+      if (w.backend == "environment") warnings->push_back(w);
   EXPECT_TRUE(r.system().environment);
   return r.system().environment.value_or(Environment{});
 }

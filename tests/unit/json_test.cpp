@@ -113,13 +113,24 @@ Inventory rich_inventory() {
   env.cloud = CloudInstance{"aws", "p5.48xlarge", "p5.48xlarge"};
   env.visible_devices_env = {{"CUDA_VISIBLE_DEVICES", "1,0"}};
   inv.system.environment = env;
-  inv.system.storage.push_back(StorageDevice{"nvme0n1", StorageKind::nvme, 3840755982336ull, "SAMSUNG MZ", "0000:01:00.0", 0, 6.9, "pcie_link"});
+  inv.system.storage.push_back(StorageDevice{"nvme0n1", StorageKind::nvme, 3840755982336ull, "SAMSUNG MZ", "0000:01:00.0", 0,
+                                             6.9, "pcie_link", std::nullopt, {"/", "/models"}});
+  inv.system.storage.push_back(StorageDevice{"10.0.0.10:/export/models", StorageKind::network, std::nullopt, std::nullopt,
+                                             std::nullopt, std::nullopt, std::nullopt, "", "nfs4", {"/models/shared"}});
   NetworkPort port;
   port.device = "mlx5_0";
+  port.port = 2;
   port.kind = "infiniband";
   port.state = "ACTIVE";
   port.rate_gbps = 400;
+  port.link_layer = "InfiniBand";
+  port.pci_bus_id = "0000:19:00.0";
+  port.numa_node = 1;
+  port.netdev = "ib0";
   port.near_devices = {"cuda:0"};
+  port.phys_state = "LinkUp";
+  port.driver = "mlx5_core";
+  port.affinity = LinkKind::pcie_switch;
   inv.system.network.push_back(port);
   inv.warnings.push_back(Warning{"cuda", WarningKind::degraded, "nvidia-smi rejected compute_cap; retried without it"});
   inv.timings.push_back(BackendTiming{"cpu", std::chrono::microseconds(42)});
@@ -137,6 +148,7 @@ TEST(RegistryJson, RoundTripsEveryField) {
   EXPECT_EQ(back->devices()[1], registry.devices()[1]);
   EXPECT_EQ(back->system().environment, registry.system().environment);
   EXPECT_EQ(back->system().storage, registry.system().storage);
+  EXPECT_EQ(back->system().network, registry.system().network);
   EXPECT_EQ(back->links()[0], registry.links()[0]);
   EXPECT_EQ(back->timings()[1].elapsed.count(), 10345);
   EXPECT_EQ(to_json(*back, JsonOptions{.pretty = true}), to_json(registry, JsonOptions{.pretty = true}));
@@ -163,6 +175,10 @@ TEST(RegistryJson, MalformedInputNamesTheField) {
       {R"({"schema_version": 1, "devices": [{"id": "x", "backend": "cuda", "memory_bytes": -1}]})", "devices[0].memory_bytes"},
       {R"({"schema_version": 1, "devices": [{"id": "x", "backend": "cuda", "numa_node": "zero"}]})", "devices[0].numa_node"},
       {R"({"schema_version": 1, "warnings": [{"kind": "exploded"}]})", "warnings[0].kind"},
+      {R"({"schema_version": 1, "system": {"network": [{"affinity": "next door"}]}})",
+       "system.network[0].affinity has unknown value"},
+      {R"({"schema_version": 1, "system": {"storage": [{"mount_points": "/models"}]}})",
+       "system.storage[0].mount_points must be an array of strings"},
   };
   for (const auto& [json, expected] : cases) {
     auto r = registry_from_json(json);

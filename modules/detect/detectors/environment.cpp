@@ -55,7 +55,7 @@ std::optional<std::string> runtime_of_storage_path(std::string_view path) {
 
 }  // namespace
 
-MountEvidence parse_mountinfo(std::string_view text) {
+MountEvidence parse_container_mounts(std::string_view text) {
   MountEvidence ev;
   std::optional<std::string> root_runtime;
   std::optional<std::string> files_runtime;
@@ -369,7 +369,7 @@ DetectorOutput detect_environment(const DetectContext& ctx) {
 ContainerFacts detect_container(const System& sys) {
   ContainerFacts facts;
   const auto mountinfo = sys.read_file("/proc/self/mountinfo", 1 << 20);
-  const auto mounts = mountinfo ? parsers::parse_mountinfo(mountinfo->data) : parsers::MountEvidence{};
+  const auto mounts = mountinfo ? parsers::parse_container_mounts(mountinfo->data) : parsers::MountEvidence{};
   const auto cgroup_text = read_text(sys, "/proc/self/cgroup", 64 * 1024);
   const auto cgroup = cgroup_text ? parsers::parse_cgroup(*cgroup_text) : parsers::CgroupEvidence{};
 

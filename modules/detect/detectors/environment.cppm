@@ -31,7 +31,7 @@ struct MountEvidence {
 /// Reads /proc/<pid>/mountinfo ("36 35 98:0 /root /mnt rw - ext4 /dev/sda rw").
 /// Only the root mount and the per-container files are looked at, so the
 /// container mounts a host shows for its own containers are never evidence.
-MountEvidence parse_mountinfo(std::string_view text);
+MountEvidence parse_container_mounts(std::string_view text);
 
 /// Container evidence found in /proc/self/cgroup (cgroup v1 paths, or v2
 /// paths of a process outside a cgroup namespace).

@@ -1,0 +1,206 @@
+// Lazy detection: one family's backends at a time, each backend run at most
+// once, the parts joined into one registry on request.
+module;
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+module hwaccel.registry;
+
+namespace hwaccel {
+namespace {
+
+constexpr std::array<Backend, 1> cpu_backends = {Backend::cpu};
+constexpr std::array<Backend, 5> gpu_backends = {Backend::cuda, Backend::rocm, Backend::apple, Backend::vulkan,
+                                                 Backend::intel_oneapi};
+// Apple's Neural Engine is reported by the Apple backend next to its GPU.
+constexpr std::array<Backend, 5> npu_backends = {Backend::apple, Backend::intel_npu, Backend::amd_xdna,
+                                                 Backend::samsung_npu, Backend::mediatek_apu};
+constexpr std::array<Backend, 1> tpu_backends = {Backend::tpu};
+constexpr std::array<Backend, 6> asic_backends = {Backend::gaudi,    Backend::aws_neuron, Backend::qualcomm,
+                                                  Backend::cerebras, Backend::graphcore,  Backend::groq};
+
+enum class Run : unsigned char { pending, running, done };
+
+std::bitset<backend_count> mask_of(std::span<const Backend> backends) {
+  std::bitset<backend_count> mask;
+  for (Backend b : backends) mask.set(static_cast<std::size_t>(b));
+  return mask;
+}
+
+// Position of a detector or probe name in the registration table, for
+// ordering warnings and timings as one detection would.
+std::size_t table_position(std::string_view name) {
+  const auto table = detector_table();
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (table[i]->name == name) return i;
+  return table.size();
+}
+
+// std::stable_sort warns (get_temporary_buffer is deprecated in this
+// libstdc++ under C++20 modules); sorting (key, position) pairs is stable too.
+template <class T, class KeyOf>
+void stable_sort_by(std::vector<T>& items, KeyOf key_of) {
+  std::vector<std::pair<decltype(key_of(items.front())), std::size_t>> order;
+  order.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) order.emplace_back(key_of(items[i]), i);
+  std::sort(order.begin(), order.end());
+  std::vector<T> sorted;
+  sorted.reserve(items.size());
+  for (const auto& entry : order) sorted.push_back(std::move(items[entry.second]));
+  items = std::move(sorted);
+}
+
+template <class T>
+void append(std::vector<T>& into, std::vector<T>&& from) {
+  into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+}  // namespace
+
+std::span<const Backend> backends_of(Family family) noexcept {
+  switch (family) {
+    case Family::cpu: return cpu_backends;
+    case Family::gpu: return gpu_backends;
+    case Family::npu: return npu_backends;
+    case Family::tpu: return tpu_backends;
+    case Family::asic: return asic_backends;
+  }
+  return {};
+}
+
+struct LazyRegistry::State {
+  State(std::unique_ptr<System> own, const System& sys, DetectOptions o)
+      : owned(std::move(own)), system(sys), options(o) {
+    backends.fill(Run::pending);
+  }
+
+  std::unique_ptr<System> owned;
+  const System& system;
+  DetectOptions options;
+
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::array<Run, backend_count> backends{};
+  Run host_probes = Run::pending;
+  std::vector<Inventory> parts;
+
+  // Runs what of `wanted` (and the host probes when `probes`) nobody has run
+  // or is running, then waits until all of it is done. Detection runs
+  // without the lock; concurrent callers share runs instead of repeating them.
+  void ensure(std::bitset<backend_count> wanted, bool probes) {
+    wanted &= options.backends;
+    std::unique_lock lock(mutex);
+    std::bitset<backend_count> mine;
+    for (std::size_t i = 0; i < backend_count; ++i)
+      if (wanted.test(i) && backends[i] == Run::pending) {
+        backends[i] = Run::running;
+        mine.set(i);
+      }
+    const bool my_probes = probes && host_probes == Run::pending;
+    if (my_probes) host_probes = Run::running;
+    if (mine.any() || my_probes) {
+      lock.unlock();
+      DetectOptions run = options;
+      run.backends = mine;
+      run.system_probes = my_probes;
+      Inventory part;
+      try {
+        part = detect_inventory(system, run);
+      } catch (const std::exception& e) {
+        // Detectors do not throw; this is allocation failure or worse. The
+        // backends are still marked done so that no caller waits forever.
+        part = Inventory{};
+        part.warnings.push_back(Warning{"detect", WarningKind::tool_failed, text::cat("lazy detection failed: ", e.what())});
+      } catch (...) {
+        part = Inventory{};
+        part.warnings.push_back(Warning{"detect", WarningKind::tool_failed, "lazy detection failed"});
+      }
+      lock.lock();
+      parts.push_back(std::move(part));
+      for (std::size_t i = 0; i < backend_count; ++i)
+        if (mine.test(i)) backends[i] = Run::done;
+      if (my_probes) host_probes = Run::done;
+      finished.notify_all();
+    }
+    finished.wait(lock, [&] {
+      for (std::size_t i = 0; i < backend_count; ++i)
+        if (wanted.test(i) && backends[i] == Run::running) return false;
+      return !(probes && host_probes == Run::running);
+    });
+  }
+};
+
+LazyRegistry::LazyRegistry(DetectOptions options) {
+  auto live = make_live_system();
+  const System& system = *live;
+  state_ = std::make_unique<State>(std::move(live), system, options);
+}
+
+LazyRegistry::LazyRegistry(const System& system, DetectOptions options)
+    : state_(std::make_unique<State>(nullptr, system, options)) {}
+
+LazyRegistry::~LazyRegistry() = default;
+
+std::vector<DeviceProfile> LazyRegistry::by_family(Family family) {
+  State& s = *state_;
+  s.ensure(mask_of(backends_of(family)), false);
+  std::vector<DeviceProfile> out;
+  {
+    std::lock_guard lock(s.mutex);
+    for (const auto& part : s.parts)
+      for (const auto& d : part.devices)
+        if (d.family == family) out.push_back(d);
+  }
+  std::sort(out.begin(), out.end(), [](const DeviceProfile& a, const DeviceProfile& b) {
+    return std::tie(a.backend, a.index) < std::tie(b.backend, b.index);
+  });
+  return out;
+}
+
+std::bitset<backend_count> LazyRegistry::probed() const {
+  State& s = *state_;
+  std::lock_guard lock(s.mutex);
+  std::bitset<backend_count> done;
+  for (std::size_t i = 0; i < backend_count; ++i)
+    if (s.backends[i] == Run::done) done.set(i);
+  return done;
+}
+
+AcceleratorRegistry LazyRegistry::registry() {
+  State& s = *state_;
+  s.ensure(std::bitset<backend_count>{}.set(), s.options.system_probes);
+  Inventory all;
+  {
+    std::lock_guard lock(s.mutex);
+    for (const Inventory& part : s.parts) {
+      Inventory copy = part;
+      append(all.devices, std::move(copy.devices));
+      append(all.links, std::move(copy.links));
+      append(all.interconnects, std::move(copy.interconnects));
+      append(all.warnings, std::move(copy.warnings));
+      append(all.timings, std::move(copy.timings));
+      append(all.system.storage, std::move(copy.system.storage));
+      append(all.system.network, std::move(copy.system.network));
+      if (copy.system.cpu) all.system.cpu = std::move(copy.system.cpu);
+      if (copy.system.environment) all.system.environment = std::move(copy.system.environment);
+    }
+  }
+  finalize_inventory(all, s.system, s.options);
+  // Parts ran in the order families were asked for; report in table order.
+  stable_sort_by(all.warnings, [](const Warning& w) { return table_position(w.backend); });
+  stable_sort_by(all.timings, [](const BackendTiming& t) { return table_position(t.name); });
+  return AcceleratorRegistry(std::move(all));
+}
+
+}  // namespace hwaccel
