@@ -58,6 +58,31 @@ WarningKind warning_kind_for(ErrorKind kind) noexcept {
   return WarningKind::io_error;
 }
 
+std::string join_argv(std::span<const std::string> argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    s += a;
+  }
+  return s;
+}
+
+std::string describe_exit(const ToolResult& r) {
+  std::string s = r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code);
+  std::string_view last;
+  for (std::string_view stream : {std::string_view(r.err), std::string_view(r.out)}) {
+    while (!stream.empty() && last.empty()) {
+      const auto nl = stream.find_last_of('\n', stream.size() - 1);
+      const std::string_view line = text::trim(nl == std::string_view::npos ? stream : stream.substr(nl + 1));
+      stream = nl == std::string_view::npos ? std::string_view{} : stream.substr(0, nl);
+      if (!line.empty()) last = line;
+    }
+    if (!last.empty()) break;
+  }
+  if (!last.empty()) s += text::cat(": ", text::excerpt(last, 160));
+  return s;
+}
+
 void DetectContext::warn(DetectorOutput& out, WarningKind kind, std::string message) const {
   out.warnings.push_back(Warning{std::string(source_), kind, std::move(message)});
 }

@@ -71,6 +71,12 @@ class DetectContext {
   std::string_view source_;
 };
 
+/// "hl-smi -q": an argv joined with spaces, for messages.
+std::string join_argv(std::span<const std::string> argv);
+/// "exited with code 2: <the last line the tool printed on stderr, else stdout>",
+/// or "was killed by signal 9"; tools print their error last, after usage text.
+std::string describe_exit(const ToolResult& result);
+
 /// The warning kind that describes a failed System call.
 WarningKind warning_kind_for(ErrorKind kind) noexcept;
 

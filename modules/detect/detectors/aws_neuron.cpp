@@ -404,19 +404,6 @@ std::optional<NeuronChip> neuron_chip_from_name(std::string_view name) noexcept 
 
 namespace {
 
-std::string command_line(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-std::string exit_description(const ToolResult& r) {
-  std::string s = r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code);
-  const std::string_view err = text::trim(r.err.empty() ? r.out : r.err);
-  if (!err.empty()) s += text::cat(": ", text::excerpt(err, 160));
-  return s;
-}
-
 // neuron-ls forms, newest first: Neuron 2.34 replaced `--json-output` with
 // `--output-format json`; releases before JSON existed only print the table.
 std::optional<parsers::NeuronLsReport> run_neuron_ls(const DetectContext& ctx, DetectorOutput& out) {
@@ -435,13 +422,13 @@ std::optional<parsers::NeuronLsReport> run_neuron_ls(const DetectContext& ctx, D
       return std::nullopt;
     }
     if (!r->succeeded()) {
-      refused += text::cat(refused.empty() ? "" : "; ", command_line(argv), " ", exit_description(*r));
+      refused += text::cat(refused.empty() ? "" : "; ", join_argv(argv), " ", describe_exit(*r));
       continue;
     }
-    if (r->out_truncated) ctx.warn(out, WarningKind::truncated, text::cat(command_line(argv), ": output cut at the cap"));
+    if (r->out_truncated) ctx.warn(out, WarningKind::truncated, text::cat(join_argv(argv), ": output cut at the cap"));
     auto parsed = i + 1 < forms.size() ? parsers::parse_neuron_ls_json(r->out) : parsers::parse_neuron_ls_table(r->out);
     if (!parsed) {
-      ctx.warn(out, WarningKind::parse_error, text::cat(command_line(argv), ": ", parsed.error().message));
+      ctx.warn(out, WarningKind::parse_error, text::cat(join_argv(argv), ": ", parsed.error().message));
       continue;
     }
     for (auto& p : parsed->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));

@@ -333,19 +333,6 @@ std::vector<DriverDevice> driver_devices(const System& sys) {
   return out;
 }
 
-std::string command_line(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-std::string exit_description(const ToolResult& r) {
-  std::string s = r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code);
-  const std::string_view err = text::trim(r.err.empty() ? r.out : r.err);
-  if (!err.empty()) s += text::cat(": ", text::excerpt(err, 160));
-  return s;
-}
-
 // Runs the CSV query, and the default table when the query form is refused.
 std::optional<parsers::HlSmiReport> run_hl_smi(const DetectContext& ctx, DetectorOutput& out) {
   const std::vector<std::string> query = {"hl-smi", text::cat("--query-aip=", parsers::hl_smi_query_fields),
@@ -356,7 +343,7 @@ std::optional<parsers::HlSmiReport> run_hl_smi(const DetectContext& ctx, Detecto
     ctx.warn(out, r.error());
     return std::nullopt;
   }
-  if (r->out_truncated) ctx.warn(out, WarningKind::truncated, text::cat(command_line(query), ": output cut at the cap"));
+  if (r->out_truncated) ctx.warn(out, WarningKind::truncated, text::cat(join_argv(query), ": output cut at the cap"));
   std::string query_problem;
   if (r->succeeded()) {
     auto parsed = parsers::parse_hl_smi_csv(r->out);
@@ -367,30 +354,30 @@ std::optional<parsers::HlSmiReport> run_hl_smi(const DetectContext& ctx, Detecto
     }
     query_problem = parsed.error().message;
   } else {
-    query_problem = exit_description(*r);
+    query_problem = describe_exit(*r);
   }
   // Some hl-smi builds and containers refuse the query form; the default table
   // is what every version prints.
   const std::vector<std::string> table = {"hl-smi"};
   auto t = ctx.run(table);
   if (!t) {
-    ctx.warn(out, WarningKind::tool_failed, text::cat(command_line(query), ": ", query_problem));
+    ctx.warn(out, WarningKind::tool_failed, text::cat(join_argv(query), ": ", query_problem));
     ctx.warn(out, t.error());
     return std::nullopt;
   }
   if (!t->succeeded()) {
     ctx.warn(out, WarningKind::tool_failed,
-             text::cat(command_line(query), ": ", query_problem, "; hl-smi ", exit_description(*t)));
+             text::cat(join_argv(query), ": ", query_problem, "; hl-smi ", describe_exit(*t)));
     return std::nullopt;
   }
   auto parsed = parsers::parse_hl_smi_table(t->out);
   if (!parsed) {
     ctx.warn(out, WarningKind::parse_error,
-             text::cat(command_line(query), ": ", query_problem, "; hl-smi table: ", parsed.error().message));
+             text::cat(join_argv(query), ": ", query_problem, "; hl-smi table: ", parsed.error().message));
     return std::nullopt;
   }
   ctx.warn(out, WarningKind::degraded,
-           text::cat(command_line(query), ": ", query_problem,
+           text::cat(join_argv(query), ": ", query_problem,
                      "; read the default hl-smi table instead (no uuid, serial or module id)"));
   for (auto& p : parsed->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
   parsed->problems.clear();

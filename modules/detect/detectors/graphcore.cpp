@@ -94,19 +94,6 @@ namespace {
 
 constexpr std::uint16_t graphcore_vendor_id = 0x1d95;
 
-std::string command_line(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-std::string exit_description(const ToolResult& r) {
-  std::string s = r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code);
-  const std::string_view err = text::trim(r.err.empty() ? r.out : r.err);
-  if (!err.empty()) s += text::cat(": ", text::excerpt(err, 160));
-  return s;
-}
-
 std::optional<std::string_view> attr(const std::map<std::string, std::string, std::less<>>& m, std::string_view key) {
   const auto it = m.find(key);
   if (it == m.end()) return std::nullopt;
@@ -182,12 +169,12 @@ bool from_gc_info(const DetectContext& ctx, DetectorOutput& out) {
     return false;
   }
   if (!r->succeeded()) {
-    ctx.warn(out, WarningKind::tool_failed, text::cat(command_line(list_argv), " ", exit_description(*r)));
+    ctx.warn(out, WarningKind::tool_failed, text::cat(join_argv(list_argv), " ", describe_exit(*r)));
     return false;
   }
   auto listed = parsers::parse_gc_info_list(r->out);
   if (!listed) {
-    ctx.warn(out, WarningKind::parse_error, text::cat(command_line(list_argv), ": ", listed.error().message));
+    ctx.warn(out, WarningKind::parse_error, text::cat(join_argv(list_argv), ": ", listed.error().message));
     return false;
   }
   std::vector<parsers::GcInfoListEntry> singles;
@@ -209,9 +196,9 @@ bool from_gc_info(const DetectContext& ctx, DetectorOutput& out) {
       } else if (text::iequals(key, "target") || text::iequals(key, "type")) p.properties["target"] = value;
     }
     const auto& d = details[i];
-    const std::string cmd = command_line(requests[i].argv);
+    const std::string cmd = join_argv(requests[i].argv);
     if (!d) ctx.warn(out, d.error());
-    else if (!d->succeeded()) ctx.warn(out, WarningKind::tool_failed, text::cat(cmd, " ", exit_description(*d)));
+    else if (!d->succeeded()) ctx.warn(out, WarningKind::tool_failed, text::cat(cmd, " ", describe_exit(*d)));
     else if (auto attrs = parsers::parse_gc_info_device(d->out)) from_attributes(p, *attrs);
     else ctx.warn(out, WarningKind::parse_error, text::cat(cmd, ": ", attrs.error().message));
     // Memory is never measured here: IPU memory is on-die SRAM gc-info does not report.
@@ -221,7 +208,7 @@ bool from_gc_info(const DetectContext& ctx, DetectorOutput& out) {
   return true;
 }
 
-void from_pci(const std::vector<PciFunction>& functions, DetectorOutput& out) {
+void from_pci(const DetectContext& ctx, const std::vector<PciFunction>& functions, DetectorOutput& out) {
   for (std::size_t i = 0; i < functions.size(); ++i) {
     const PciFunction& f = functions[i];
     DeviceProfile p = base_profile(static_cast<std::uint32_t>(i));
@@ -229,7 +216,13 @@ void from_pci(const std::vector<PciFunction>& functions, DetectorOutput& out) {
     p.numa_node = f.numa_node;
     p.cpu_affinity = f.local_cpulist;
     if (f.link.current_speed_gts || f.link.max_speed_gts) p.pcie = f.link;
-    if (f.driver) p.properties["driver"] = *f.driver;
+    if (f.driver) {
+      p.properties["driver"] = *f.driver;
+    } else {
+      p.available = false;
+      ctx.warn(out, WarningKind::unsupported,
+               text::cat("Graphcore PCI function ", f.address.to_string(), " is bound to no driver (/proc/bus/pci/devices)"));
+    }
     // pci.ids: 1d95:0001 Colossus GC2 (the C2 card's two IPUs), 1d95:0002 Colossus GC1.
     if (f.device_id == 0x0001) {
       p.name = "Graphcore Colossus GC2 IPU";
@@ -255,7 +248,7 @@ DetectorOutput detect_graphcore(const DetectContext& ctx) {
       ctx.warn(out, WarningKind::tool_missing,
                text::cat("gc-info is not on PATH: ", functions.size(),
                          " Graphcore PCI function(s) (vendor 0x1d95) reported without their attributes"));
-    from_pci(functions, out);
+    from_pci(ctx, functions, out);
     return out;
   }
   // IPU-Machines are reached over the network; the IPU-over-fabric configuration

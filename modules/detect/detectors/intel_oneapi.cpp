@@ -218,19 +218,6 @@ std::vector<Card> drm_cards(const System& sys) {
   return cards;
 }
 
-std::string command_line(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-std::string exit_description(const ToolResult& r) {
-  std::string s = r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code);
-  const std::string_view err = text::trim(r.err.empty() ? r.out : r.err);
-  if (!err.empty()) s += text::cat(": ", text::excerpt(err, 160));
-  return s;
-}
-
 // `xpu-smi discovery` for the list, then `-d N` for each device's details.
 std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, DetectorOutput& out) {
   const std::vector<std::string> list_argv = {"xpu-smi", "discovery"};
@@ -240,12 +227,12 @@ std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, Detecto
     return {};
   }
   if (!r->succeeded()) {
-    ctx.warn(out, WarningKind::tool_failed, text::cat(command_line(list_argv), " ", exit_description(*r)));
+    ctx.warn(out, WarningKind::tool_failed, text::cat(join_argv(list_argv), " ", describe_exit(*r)));
     return {};
   }
   auto listed = parsers::parse_xpu_smi_discovery(r->out);
   if (!listed) {
-    ctx.warn(out, WarningKind::parse_error, text::cat(command_line(list_argv), ": ", listed.error().message));
+    ctx.warn(out, WarningKind::parse_error, text::cat(join_argv(list_argv), ": ", listed.error().message));
     return {};
   }
   std::vector<ToolRequest> requests;
@@ -254,13 +241,13 @@ std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, Detecto
   for (std::size_t i = 0; i < details.size(); ++i) {
     auto& device = (*listed)[i];
     const auto& d = details[i];
-    const std::string cmd = command_line(requests[i].argv);
+    const std::string cmd = join_argv(requests[i].argv);
     if (!d) {
       ctx.warn(out, d.error());
       continue;
     }
     if (!d->succeeded()) {
-      ctx.warn(out, WarningKind::tool_failed, text::cat(cmd, " ", exit_description(*d)));
+      ctx.warn(out, WarningKind::tool_failed, text::cat(cmd, " ", describe_exit(*d)));
       continue;
     }
     auto parsed = parsers::parse_xpu_smi_discovery(d->out);
