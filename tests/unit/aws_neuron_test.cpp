@@ -317,6 +317,7 @@ TEST_F(NeuronDetection, DeviceNodesWithoutNeuronLs) {
 
 TEST_F(NeuronDetection, ChipFromPciWhenSysfsHasNoName) {
   f_.file("/dev/neuron0", "");
+  f_.file("/sys/devices/virtual/neuron_device/neuron0/core_count", "2\n");
   f_.file("/proc/bus/pci/devices", hwaccel::testing::proc_pci_line(0, 0x1e, 0, 0x1d0f, 0x7264, "neuron-driver") +
                                        hwaccel::testing::proc_pci_line(0, 0x05, 0, 0x1d0f, 0xec20, "ena"));
   const auto r = detect();
@@ -355,6 +356,14 @@ TEST_F(NeuronDetection, EmptyAnswerWithDeviceNodesIsInconsistent) {
   EXPECT_EQ(r.devices()[0].id, "aws_neuron:3");
   ASSERT_EQ(r.warnings().size(), 1u);
   EXPECT_EQ(r.warnings()[0].kind, WarningKind::inconsistent);
+}
+
+TEST_F(NeuronDetection, DeviceNodeWithoutTheDriversSysfsIsNotLookedFor) {
+  // Without neuron-ls and without the driver's class folder, /dev is not listed.
+  f_.file("/dev/neuron0", "");
+  const auto r = detect();
+  EXPECT_TRUE(r.devices().empty());
+  EXPECT_TRUE(r.warnings().empty());
 }
 
 TEST_F(NeuronDetection, NothingAtAllMeansNothing) {

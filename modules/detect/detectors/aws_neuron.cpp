@@ -595,6 +595,10 @@ DetectorOutput detect_aws_neuron(const DetectContext& ctx) {
   DetectorOutput out;
   const System& sys = ctx.system();
   const bool have_tool = sys.find_tool("neuron-ls").has_value();
+  // The driver's class devices (/dev/neuronN's sysfs side) exist whenever it is loaded:
+  // without them and without neuron-ls there is nothing to look for, and /dev, which
+  // can hold hundreds of entries, is not listed.
+  if (!have_tool && !sys.exists("/sys/devices/virtual/neuron_device")) return out;
   const auto nodes = dev_node_indexes(sys);
   if (!have_tool && nodes.empty()) return out;
   if (have_tool) {
