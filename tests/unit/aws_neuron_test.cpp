@@ -219,6 +219,7 @@ TEST(NeuronParsers, ChipsAndTheirPublishedFigures) {
     EXPECT_EQ(trn2->name, "Trainium2");
     EXPECT_EQ(trn2->published_neuroncores, 8u);
     EXPECT_EQ(trn2->published_memory_bytes, 96 * GiB);
+    EXPECT_NE(trn2->published_note.find("4 logical cores"), std::string_view::npos);
   }
   EXPECT_FALSE(parsers::neuron_chip_from_instance_type("p5.48xlarge"));
   EXPECT_EQ(parsers::neuron_chip_from_pci(0x7064)->name, "Inferentia");

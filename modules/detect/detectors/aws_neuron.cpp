@@ -354,11 +354,12 @@ namespace {
 
 // AWS Neuron documentation (Inf1/Inf2/Trn1/Trn2 architecture pages): NeuronCores and
 // device memory per chip. Trainium3's figures are not filled in.
-constexpr NeuronChip inferentia{"Inferentia", "NeuronCore-v1", "inf1", 4, 8 * gib};
-constexpr NeuronChip inferentia2{"Inferentia2", "NeuronCore-v2", "inf2", 2, 32 * gib};
-constexpr NeuronChip trainium{"Trainium", "NeuronCore-v2", "trn1", 2, 32 * gib};
-constexpr NeuronChip trainium2{"Trainium2", "NeuronCore-v3", "trn2", 8, 96 * gib};
-constexpr NeuronChip trainium3{"Trainium3", "", "trn3", std::nullopt, std::nullopt};
+constexpr NeuronChip inferentia{"Inferentia", "NeuronCore-v1", "inf1", 4, 8 * gib, {}};
+constexpr NeuronChip inferentia2{"Inferentia2", "NeuronCore-v2", "inf2", 2, 32 * gib, {}};
+constexpr NeuronChip trainium{"Trainium", "NeuronCore-v2", "trn1", 2, 32 * gib, {}};
+constexpr NeuronChip trainium2{"Trainium2", "NeuronCore-v3", "trn2", 8, 96 * gib,
+                               "with logical-neuroncore-config 2 (the default) the runtime sees 4 logical cores"};
+constexpr NeuronChip trainium3{"Trainium3", "", "trn3", std::nullopt, std::nullopt, {}};
 
 }  // namespace
 
@@ -450,7 +451,9 @@ void set_chip(DeviceProfile& p, const std::optional<parsers::NeuronChip>& chip, 
     p.properties["published_memory_bytes"] = std::to_string(*chip->published_memory_bytes);
     std::string spec = text::cat("AWS ", chip->name, ": ", *chip->published_memory_bytes / parsers::gib, " GiB device memory");
     if (chip->published_neuroncores) spec += text::cat(", ", *chip->published_neuroncores, " ", chip->neuroncore);
-    p.properties["published_spec"] = spec + " per chip (AWS documentation, not read from the device)";
+    spec += " per chip (AWS documentation, not read from the device)";
+    if (!chip->published_note.empty()) spec += text::cat("; ", chip->published_note);
+    p.properties["published_spec"] = spec;
   }
   if (chip->published_neuroncores) p.properties["published_neuroncores"] = std::to_string(*chip->published_neuroncores);
 }

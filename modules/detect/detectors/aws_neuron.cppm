@@ -61,6 +61,7 @@ struct NeuronChip {
   std::string_view instance_family; ///< "trn2"
   std::optional<std::uint32_t> published_neuroncores;
   std::optional<std::uint64_t> published_memory_bytes;
+  std::string_view published_note;  ///< what the figures mean for the runtime, if anything
 };
 
 /// Chip of an instance type ("inf1.6xlarge", "trn2n.48xlarge").
