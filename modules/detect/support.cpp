@@ -58,6 +58,31 @@ WarningKind warning_kind_for(ErrorKind kind) noexcept {
   return WarningKind::io_error;
 }
 
+std::string join_argv(std::span<const std::string> argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    s += a;
+  }
+  return s;
+}
+
+std::string describe_exit(const ToolResult& r) {
+  std::string s = r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code);
+  std::string_view last;
+  for (std::string_view stream : {std::string_view(r.err), std::string_view(r.out)}) {
+    while (!stream.empty() && last.empty()) {
+      const auto nl = stream.find_last_of('\n', stream.size() - 1);
+      const std::string_view line = text::trim(nl == std::string_view::npos ? stream : stream.substr(nl + 1));
+      stream = nl == std::string_view::npos ? std::string_view{} : stream.substr(0, nl);
+      if (!line.empty()) last = line;
+    }
+    if (!last.empty()) break;
+  }
+  if (!last.empty()) s += text::cat(": ", text::excerpt(last, 160));
+  return s;
+}
+
 void DetectContext::warn(DetectorOutput& out, WarningKind kind, std::string message) const {
   out.warnings.push_back(Warning{std::string(source_), kind, std::move(message)});
 }
@@ -193,9 +218,12 @@ void ids_from_uevent(const System& sys, const std::string& dir, PciFunction& f) 
 }  // namespace
 
 PciFunction read_pci_function(const System& sys, const PciAddress& address) {
+  return read_pci_function_at(sys, "/sys/bus/pci/devices/" + address.to_string(), address);
+}
+
+PciFunction read_pci_function_at(const System& sys, const std::string& dir, const PciAddress& address) {
   PciFunction f;
   f.address = address;
-  const std::string dir = "/sys/bus/pci/devices/" + address.to_string();
   f.vendor_id = read_id16(sys, dir + "/vendor");
   f.device_id = read_id16(sys, dir + "/device");
   f.subsystem_vendor_id = read_id16(sys, dir + "/subsystem_vendor");
@@ -216,6 +244,89 @@ PciFunction read_pci_function(const System& sys, const PciAddress& address) {
   if (const auto w = read_u64(sys, dir + "/max_link_width"); w && *w > 0 && *w <= 64)
     f.link.max_width = static_cast<std::uint32_t>(*w);
   return f;
+}
+
+std::vector<ProcPciEntry> parse_proc_pci_devices(std::string_view content) {
+  std::vector<ProcPciEntry> out;
+  while (!content.empty()) {
+    std::string_view line = text::next_line(content);
+    const std::string_view bdf = text::next_token(line, '\t');
+    const std::string_view ids = text::next_token(line, '\t');
+    const auto bus_devfn = bdf.size() == 4 ? text::parse_hex(bdf) : std::nullopt;
+    const auto vendor_device = ids.size() == 8 ? text::parse_hex(ids) : std::nullopt;
+    if (!bus_devfn || !vendor_device) continue;
+    ProcPciEntry e;
+    e.bus = static_cast<std::uint8_t>(*bus_devfn >> 8);
+    e.device = static_cast<std::uint8_t>((*bus_devfn >> 3) & 0x1f);
+    e.function = static_cast<std::uint8_t>(*bus_devfn & 0x7);
+    e.vendor_id = static_cast<std::uint16_t>(*vendor_device >> 16);
+    e.device_id = static_cast<std::uint16_t>(*vendor_device & 0xffff);
+    // irq, seven resource bases and seven sizes, then the driver name (empty when unbound).
+    for (int field = 0; field < 15 && !line.empty(); ++field) text::next_token(line, '\t');
+    if (const std::string_view driver = text::trim(line); !driver.empty()) e.driver = std::string(driver);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<PciFunction> pci_functions_of_vendor(const System& sys, std::uint16_t vendor_id) {
+  std::vector<PciFunction> out;
+  const auto listing = sys.read_file("/proc/bus/pci/devices", 1 << 20);
+  if (!listing) return out;
+  std::vector<ProcPciEntry> matches;
+  for (auto& e : parse_proc_pci_devices(listing->data))
+    if (e.vendor_id == vendor_id) matches.push_back(std::move(e));
+  if (matches.empty()) return out;
+  // /proc has no PCI domain: take it from the sysfs name that ends in bus:device.function,
+  // checking the ids where several domains reuse a bus number.
+  const auto sysfs_names = list_names(sys, "/sys/bus/pci/devices");
+  for (const auto& e : matches) {
+    std::optional<PciFunction> found;
+    for (const auto& name : sysfs_names) {
+      const auto addr = PciAddress::parse(name);
+      if (!addr || addr->bus != e.bus || addr->device != e.device || addr->function != e.function) continue;
+      PciFunction f = read_pci_function(sys, *addr);
+      if (f.vendor_id && *f.vendor_id != e.vendor_id) continue;
+      found = std::move(f);
+      break;
+    }
+    if (!found) {
+      PciFunction f;
+      f.address = PciAddress{0, e.bus, e.device, e.function};
+      found = std::move(f);
+    }
+    if (!found->vendor_id) found->vendor_id = e.vendor_id;
+    if (!found->device_id) found->device_id = e.device_id;
+    if (!found->driver) found->driver = e.driver;
+    out.push_back(std::move(*found));
+  }
+  std::sort(out.begin(), out.end(), [](const PciFunction& a, const PciFunction& b) { return a.address < b.address; });
+  return out;
+}
+
+std::optional<std::string> compatible_entry(std::string_view compatible, std::string_view prefix) {
+  while (!compatible.empty()) {
+    const std::string_view entry = text::trim(text::next_token(compatible, '\0'));
+    if (!entry.starts_with(prefix)) continue;
+    const auto comma = entry.find(',');
+    return std::string(comma == std::string_view::npos ? entry : entry.substr(comma + 1));
+  }
+  return std::nullopt;
+}
+
+std::vector<PciAddress> pci_upstream_bridges(const System& sys, const PciAddress& address) {
+  std::vector<PciAddress> out;
+  const auto link = sys.read_link("/sys/bus/pci/devices/" + address.to_string());
+  if (!link) return out;
+  // "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:03:00.0"
+  std::string_view rest = *link;
+  while (!rest.empty()) {
+    const std::string_view part = text::next_token(rest, '/');
+    if (part.find(':') == std::string_view::npos || part.find('.') == std::string_view::npos) continue;
+    if (const auto a = PciAddress::parse(part); a && *a != address) out.push_back(*a);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
 }
 
 std::vector<PciAddress> pci_functions_of_driver(const System& sys, std::string_view driver) {

@@ -71,6 +71,12 @@ class DetectContext {
   std::string_view source_;
 };
 
+/// "hl-smi -q": an argv joined with spaces, for messages.
+std::string join_argv(std::span<const std::string> argv);
+/// "exited with code 2: <the last line the tool printed on stderr, else stdout>",
+/// or "was killed by signal 9"; tools print their error last, after usage text.
+std::string describe_exit(const ToolResult& result);
+
 /// The warning kind that describes a failed System call.
 WarningKind warning_kind_for(ErrorKind kind) noexcept;
 
@@ -161,5 +167,41 @@ std::string pci_id_text(std::uint16_t vendor_id, std::uint16_t device_id);
 /// warning. Returns what sysfs says about the function.
 PciFunction describe_accel_function(const DetectContext& ctx, DetectorOutput& out, const AccelFunction& function,
                                     std::string_view driver, DeviceProfile& device);
+
+/// Reads the PCI function whose sysfs folder is `dir`: /sys/bus/pci/devices/<address>,
+/// or a DRM card's `device` folder (which some snapshots hold as a plain folder).
+PciFunction read_pci_function_at(const System& system, const std::string& dir, const PciAddress& address);
+
+/// One line of /proc/bus/pci/devices: a PCI function, its ids and its bound driver.
+/// The kernel prints no PCI domain there.
+struct ProcPciEntry {
+  std::uint8_t bus = 0;
+  std::uint8_t device = 0;
+  std::uint8_t function = 0;
+  std::uint16_t vendor_id = 0;
+  std::uint16_t device_id = 0;
+  std::optional<std::string> driver;
+
+  friend bool operator==(const ProcPciEntry&, const ProcPciEntry&) = default;
+};
+
+/// Parses /proc/bus/pci/devices ("BBDF<tab>VVVVDDDD<tab>irq<tab>7 bases<tab>7 sizes<tab>driver");
+/// malformed lines are skipped.
+std::vector<ProcPciEntry> parse_proc_pci_devices(std::string_view text);
+
+/// The PCI functions of one vendor, sorted by address. One read of /proc/bus/pci/devices
+/// lists every function of the machine with its ids, so a detector of rare hardware costs
+/// a single small read where that hardware is absent; the PCI domain and the sysfs facts
+/// come from /sys/bus/pci/devices only when a function matches.
+std::vector<PciFunction> pci_functions_of_vendor(const System& system, std::uint16_t vendor_id);
+
+/// The first entry of a device-tree `compatible` list (NUL-separated strings, the
+/// board's entries before the SoC's) that starts with `prefix`, without its
+/// "vendor," part: ("samsung,r9s\0samsung,s5e9925\0", "samsung,s5e") -> "s5e9925".
+std::optional<std::string> compatible_entry(std::string_view compatible, std::string_view prefix);
+
+/// The PCI bridges above a function, nearest first, from the path its
+/// /sys/bus/pci/devices link points to (empty when the link cannot be read).
+std::vector<PciAddress> pci_upstream_bridges(const System& system, const PciAddress& address);
 
 }  // namespace hwaccel

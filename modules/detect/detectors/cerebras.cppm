@@ -1,0 +1,12 @@
+// Cerebras backend: CS-2/CS-3 systems are network appliances, so a host has
+// no local Cerebras device to report; the detector says so when the cluster
+// client is installed.
+module;
+export module hwaccel.detect:cerebras;
+import hwaccel.hardware;
+import :system;
+import :support;
+
+export namespace hwaccel {
+extern const Detector cerebras_detector;
+}

@@ -1,0 +1,410 @@
+// Intel GPU backend: `xpu-smi discovery` (list, then `-d N` per device, in
+// parallel) joined by PCI address with the DRM sysfs of i915 and xe cards.
+// sysfs alone covers machines without xpu-smi and integrated GPUs.
+module;
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+module hwaccel.detect;
+
+namespace hwaccel {
+namespace parsers {
+
+std::optional<std::string_view> XpuSmiDevice::get(std::string_view key) const {
+  const auto it = fields.find(key);
+  if (it == fields.end()) return std::nullopt;
+  const std::string_view v = text::trim(it->second);
+  if (v.empty() || text::iequals(v, "unknown") || v == "N/A") return std::nullopt;
+  return v;
+}
+
+Result<std::vector<XpuSmiDevice>> parse_xpu_smi_discovery(std::string_view text_in) {
+  std::vector<XpuSmiDevice> devices;
+  bool box_seen = false;
+  std::string_view rest = text_in;
+  while (!rest.empty()) {
+    std::string_view line = text::trim(text::next_line(rest));
+    if (line.size() < 2 || line.front() != '|') continue;
+    line.remove_prefix(1);
+    if (line.back() == '|') line.remove_suffix(1);
+    const auto bar = line.find('|');
+    if (bar == std::string_view::npos) continue;
+    const std::string_view id_cell = text::trim(line.substr(0, bar));
+    const std::string_view info = text::trim(line.substr(bar + 1));
+    if (id_cell == "Device ID") {
+      box_seen = true;
+      continue;
+    }
+    if (!box_seen) continue;
+    if (!id_cell.empty()) {
+      const auto id = text::parse_u64(id_cell);
+      if (!id || *id > 65535)
+        return fail(ErrorKind::parse_error, text::cat("xpu-smi discovery: Device ID '", text::excerpt(id_cell, 20), "' is not a number"));
+      XpuSmiDevice d;
+      d.device_id = static_cast<std::uint32_t>(*id);
+      devices.push_back(std::move(d));
+    }
+    if (devices.empty() || info.empty()) continue;
+    // "Key: Value"; wrapped continuations (no colon) belong to no key of interest.
+    const auto colon = info.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = text::trim(info.substr(0, colon));
+    if (key.empty()) continue;
+    devices.back().fields.insert_or_assign(std::string(key), std::string(text::trim(info.substr(colon + 1))));
+  }
+  if (!box_seen) return fail(ErrorKind::parse_error, "xpu-smi printed no 'Device ID | Device Information' box");
+  return devices;
+}
+
+std::optional<IntelGpuModel> intel_gpu_model(std::uint16_t id) noexcept {
+  struct Entry {
+    std::uint16_t id;
+    IntelGpuModel model;
+  };
+  constexpr std::string_view pvc = "Xe-HPC (Ponte Vecchio)";
+  constexpr std::string_view alchemist = "Xe-HPG (Alchemist)";
+  constexpr std::string_view battlemage = "Xe2-HPG (Battlemage)";
+  // pci.ids (Intel 8086), Intel's intel-resource-drivers-for-kubernetes device tables.
+  constexpr std::array<Entry, 24> table = {{
+      {0x0b69, {"Intel Data Center GPU Max 1450", pvc}},
+      {0x0bd5, {"Intel Data Center GPU Max 1550", pvc}},
+      {0x0bd6, {"Intel Data Center GPU Max 1550", pvc}},
+      {0x0bd7, {"Intel Data Center GPU Max 1350", pvc}},
+      {0x0bd8, {"Intel Data Center GPU Max 1350", pvc}},
+      {0x0bd9, {"Intel Data Center GPU Max 1100", pvc}},
+      {0x0bda, {"Intel Data Center GPU Max 1100", pvc}},
+      {0x0bdb, {"Intel Data Center GPU Max 1100", pvc}},
+      {0x56c0, {"Intel Data Center GPU Flex 170", alchemist}},
+      {0x56c1, {"Intel Data Center GPU Flex 140", alchemist}},
+      {0x5690, {"Intel Arc A770M", alchemist}},
+      {0x5691, {"Intel Arc A730M", alchemist}},
+      {0x5692, {"Intel Arc A550M", alchemist}},
+      {0x5693, {"Intel Arc A370M", alchemist}},
+      {0x5694, {"Intel Arc A350M", alchemist}},
+      {0x56a0, {"Intel Arc A770", alchemist}},
+      {0x56a1, {"Intel Arc A750", alchemist}},
+      {0x56a2, {"Intel Arc A580", alchemist}},
+      {0x56a5, {"Intel Arc A380", alchemist}},
+      {0x56a6, {"Intel Arc A310", alchemist}},
+      {0x56b0, {"Intel Arc Pro A30M", alchemist}},
+      {0x56b1, {"Intel Arc Pro A40/A50", alchemist}},
+      {0xe20b, {"Intel Arc B580", battlemage}},
+      {0xe211, {"Intel Arc Pro B60", battlemage}},
+  }};
+  for (const auto& e : table)
+    if (e.id == id) return e.model;
+  return std::nullopt;
+}
+
+bool is_placeholder_gpu_name(std::string_view name) noexcept {
+  // "Intel(R) Graphics [0x020a]": a device id in brackets instead of a product.
+  name = text::trim(name);
+  return name.empty() || (name.ends_with("]") && name.find("[0x") != std::string_view::npos);
+}
+
+}  // namespace parsers
+
+namespace {
+
+constexpr std::uint16_t intel_vendor_id = 0x8086;
+
+// One i915 or xe DRM card.
+struct Card {
+  std::string name;  // "card1"
+  PciFunction pci;
+  std::optional<std::uint64_t> local_memory_bytes;
+  std::optional<std::uint64_t> local_memory_free_bytes;
+  std::string memory_source;
+  bool integrated = false;
+  std::optional<PcieLink> link;
+  std::optional<std::string> link_note;
+};
+
+std::optional<PciAddress> card_address(const System& sys, const std::string& dev_dir) {
+  if (const auto link = sys.read_link(dev_dir))
+    if (auto a = PciAddress::parse(base_name(*link))) return a;
+  // Snapshots may hold `device` as a plain folder: its uevent names the slot.
+  if (const auto uevent = read_text(sys, dev_dir + "/uevent")) {
+    std::string_view rest = *uevent;
+    while (!rest.empty()) {
+      const std::string_view line = text::next_line(rest);
+      if (line.starts_with("PCI_SLOT_NAME=")) return PciAddress::parse(line.substr(14));
+    }
+  }
+  return std::nullopt;
+}
+
+// The link of a discrete card. Arc, Flex and Max cards carry a PCIe switch: the GPU
+// function sits behind it on a switch-internal link that sysfs shows as 2.5 GT/s x1,
+// while the slot link belongs to the switch's upstream port two bridges up.
+void card_link(const System& sys, Card& card) {
+  const PcieLink& own = card.pci.link;
+  const bool internal = own.current_speed_gts == 2.5 && own.current_width == 1 &&
+                        (!own.max_speed_gts || *own.max_speed_gts == 2.5);
+  if (!internal || card.integrated) {
+    if (own.current_speed_gts || own.max_speed_gts) card.link = own;
+    return;
+  }
+  const auto bridges = pci_upstream_bridges(sys, card.pci.address);
+  if (bridges.size() >= 2) {
+    const PciFunction downstream = read_pci_function(sys, bridges[0]);
+    const PciFunction upstream = read_pci_function(sys, bridges[1]);
+    if (downstream.vendor_id == intel_vendor_id && upstream.vendor_id == intel_vendor_id &&
+        (upstream.link.current_speed_gts || upstream.link.max_speed_gts)) {
+      card.link = upstream.link;
+      card.link_note = text::cat("upstream port ", upstream.address.to_string(),
+                                 " of the card's PCIe switch (the GPU function shows the switch-internal 2.5 GT/s x1 link)");
+      return;
+    }
+  }
+  card.link_note = "not known: the GPU function shows the card switch's internal 2.5 GT/s x1 link and its upstream port "
+                   "could not be read";
+}
+
+std::vector<Card> drm_cards(const System& sys) {
+  std::vector<Card> cards;
+  auto names = list_names(sys, "/sys/class/drm");
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+  for (const auto& name : names) {
+    // cardN only: connectors are "card0-DP-1", render nodes "renderD128".
+    if (!name.starts_with("card") || name.size() == 4 || !text::parse_u64(std::string_view(name).substr(4))) continue;
+    const std::string card_dir = "/sys/class/drm/" + name;
+    const std::string dev_dir = card_dir + "/device";
+    // The vendor first: one small read settles the other vendors' cards.
+    if (const auto vendor = read_u64(sys, dev_dir + "/vendor", 16); vendor && *vendor != intel_vendor_id) continue;
+    const auto addr = card_address(sys, dev_dir);
+    if (!addr) continue;
+    Card card;
+    card.name = name;
+    card.pci = read_pci_function_at(sys, dev_dir, *addr);
+    if (card.pci.vendor_id != intel_vendor_id) continue;
+    if (card.pci.driver != "i915" && card.pci.driver != "xe") continue;
+    if (card.pci.class_code && (*card.pci.class_code >> 16) != 0x03) continue;
+    if (card.pci.driver == "i915") {
+      // Intel's out-of-tree i915 (the DKMS backport for Max and Flex) adds these to the
+      // DRM minor; mainline i915 has no local-memory attribute.
+      card.local_memory_bytes = read_u64(sys, card_dir + "/lmem_total_bytes");
+      card.local_memory_free_bytes = read_u64(sys, card_dir + "/lmem_avail_bytes");
+      if (card.local_memory_bytes) card.memory_source = card_dir + "/lmem_total_bytes";
+    } else {
+      // Some xe versions expose the VRAM of each tile (igt's xe_sysfs_tile reads it);
+      // others expose no memory size at all, as a real B580 snapshot shows.
+      std::uint64_t total = 0;
+      bool any = false;
+      for (const auto& entry : list_names(sys, dev_dir)) {
+        if (!entry.starts_with("tile")) continue;
+        if (const auto v = read_u64(sys, text::cat(dev_dir, "/", entry, "/physical_vram_size_bytes")); v && *v > 0) {
+          total += *v;
+          any = true;
+        }
+      }
+      if (any) {
+        card.local_memory_bytes = total;
+        card.memory_source = dev_dir + "/tile*/physical_vram_size_bytes";
+      }
+    }
+    // Intel's integrated GPU is always function 00:02.0 of the root bus.
+    card.integrated = !card.local_memory_bytes && card.pci.address == PciAddress{0, 0, 2, 0};
+    card_link(sys, card);
+    cards.push_back(std::move(card));
+  }
+  return cards;
+}
+
+// `xpu-smi discovery` for the list, then `-d N` for each device's details.
+std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, DetectorOutput& out) {
+  const std::vector<std::string> list_argv = {"xpu-smi", "discovery"};
+  auto r = ctx.run(list_argv);
+  if (!r) {
+    ctx.warn(out, r.error());
+    return {};
+  }
+  if (!r->succeeded()) {
+    ctx.warn(out, WarningKind::tool_failed, text::cat(join_argv(list_argv), " ", describe_exit(*r)));
+    return {};
+  }
+  auto listed = parsers::parse_xpu_smi_discovery(r->out);
+  if (!listed) {
+    ctx.warn(out, WarningKind::parse_error, text::cat(join_argv(list_argv), ": ", listed.error().message));
+    return {};
+  }
+  std::vector<ToolRequest> requests;
+  for (const auto& d : *listed) requests.push_back(ctx.request({"xpu-smi", "discovery", "-d", std::to_string(d.device_id)}));
+  const auto details = ctx.run_concurrently(requests);
+  for (std::size_t i = 0; i < details.size(); ++i) {
+    auto& device = (*listed)[i];
+    const auto& d = details[i];
+    const std::string cmd = join_argv(requests[i].argv);
+    if (!d) {
+      ctx.warn(out, d.error());
+      continue;
+    }
+    if (!d->succeeded()) {
+      ctx.warn(out, WarningKind::tool_failed, text::cat(cmd, " ", describe_exit(*d)));
+      continue;
+    }
+    auto parsed = parsers::parse_xpu_smi_discovery(d->out);
+    if (!parsed || parsed->size() != 1 || (*parsed)[0].device_id != device.device_id) {
+      ctx.warn(out, WarningKind::parse_error,
+               text::cat(cmd, ": ", parsed ? std::string("does not describe exactly that device") : parsed.error().message));
+      continue;
+    }
+    for (auto& [key, value] : (*parsed)[0].fields) device.fields.insert_or_assign(key, std::move(value));
+  }
+  return std::move(*listed);
+}
+
+std::string hex4(std::uint16_t v) {
+  constexpr char digits[] = "0123456789abcdef";
+  std::string s(4, '0');
+  for (int i = 0; i < 4; ++i) s[static_cast<std::size_t>(i)] = digits[(v >> (12 - 4 * i)) & 0xf];
+  return s;
+}
+
+// PCIe generation -> GT/s per lane.
+std::optional<double> generation_speed(std::uint64_t gen) noexcept {
+  constexpr std::array<double, 6> speeds = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
+  if (gen < 1 || gen > speeds.size()) return std::nullopt;
+  return speeds[gen - 1];
+}
+
+void apply_card(DeviceProfile& p, const Card& card) {
+  p.pci_bus_id = card.pci.address.to_string();
+  p.numa_node = card.pci.numa_node;
+  p.cpu_affinity = card.pci.local_cpulist;
+  p.integrated = card.integrated;
+  if (card.integrated) {
+    // The iGPU allocates from system RAM; its size is the host's business, not a device figure.
+    p.memory_kind = MemoryKind::unified;
+    p.properties["memory"] = "shares system memory with the CPU";
+  }
+  if (!p.memory_bytes && card.local_memory_bytes) {
+    p.memory_bytes = card.local_memory_bytes;
+    p.memory_free_bytes = card.local_memory_free_bytes;
+    p.properties["memory_source"] = card.memory_source;
+  }
+  if (card.link) p.pcie = card.link;
+  if (card.link_note) p.properties["pcie_link"] = *card.link_note;
+  if (card.pci.driver) p.properties["driver"] = *card.pci.driver;
+  p.properties["drm_card"] = card.name;
+  if (card.pci.device_id) p.properties["pci_device_id"] = text::cat("0x", hex4(*card.pci.device_id));
+}
+
+std::string sysfs_name(const Card& card) {
+  if (card.pci.device_id)
+    if (const auto model = parsers::intel_gpu_model(*card.pci.device_id)) return std::string(model->name);
+  const std::string ids = card.pci.device_id ? text::cat(" [8086:", hex4(*card.pci.device_id), "]") : std::string();
+  return text::cat(card.integrated ? "Intel integrated GPU" : "Intel GPU", ids);
+}
+
+DeviceProfile base_profile() {
+  DeviceProfile p;
+  p.backend = Backend::intel_oneapi;
+  p.family = Family::gpu;
+  p.vendor = "Intel";
+  p.memory_kind = MemoryKind::dedicated;
+  return p;
+}
+
+DetectorOutput detect_intel_oneapi(const DetectContext& ctx) {
+  DetectorOutput out;
+  const System& sys = ctx.system();
+  const bool have_tool = sys.find_tool("xpu-smi").has_value();
+  std::vector<Card> cards = drm_cards(sys);
+  if (!have_tool && cards.empty()) return out;
+  std::vector<parsers::XpuSmiDevice> listed;
+  if (have_tool) listed = run_xpu_smi(ctx, out);
+
+  std::vector<bool> card_used(cards.size(), false);
+  std::uint32_t index = 0;
+  for (const auto& d : listed) {
+    DeviceProfile p = base_profile();
+    p.index = index++;
+    p.id = device_id(Backend::intel_oneapi, p.index);
+    p.runtime_index = d.device_id;
+    std::optional<PciAddress> bdf;
+    if (const auto v = d.get("PCI BDF Address")) bdf = PciAddress::parse(*v);
+    std::optional<std::uint16_t> pci_id;
+    if (const auto v = d.get("PCI Device ID"))
+      if (const auto n = text::parse_hex(*v); n && *n <= 0xffff) pci_id = static_cast<std::uint16_t>(*n);
+    const Card* card = nullptr;
+    for (std::size_t i = 0; i < cards.size() && bdf; ++i)
+      if (cards[i].pci.address == *bdf) {
+        card = &cards[i];
+        card_used[i] = true;
+      }
+    if (!pci_id && card && card->pci.device_id) pci_id = card->pci.device_id;
+    const auto model = pci_id ? parsers::intel_gpu_model(*pci_id) : std::nullopt;
+    const auto name = d.get("Device Name");
+    p.name = name && !parsers::is_placeholder_gpu_name(*name) ? std::string(*name)
+             : model                                           ? std::string(model->name)
+             : name                                            ? std::string(*name)
+                                                               : std::string("Intel GPU");
+    if (model) p.architecture = std::string(model->architecture);
+    if (bdf) p.pci_bus_id = bdf->to_string();
+    if (const auto v = d.get("Memory Physical Size")) {
+      p.memory_bytes = text::parse_memory_size(*v);
+      if (!p.memory_bytes)
+        ctx.warn(out, WarningKind::parse_error,
+                 text::cat("xpu-smi discovery -d ", d.device_id, ": Memory Physical Size '", text::excerpt(*v, 30), "' is not a size"));
+    }
+    if (const auto v = d.get("Driver Version")) p.driver_version = std::string(*v);  // may be a build hash
+    for (std::string_view key : {"GFX Firmware Version", "Firmware Version"})
+      if (!p.firmware_version)
+        if (const auto v = d.get(key)) p.firmware_version = std::string(*v);
+    for (std::string_view key : {"SOC UUID", "UUID"})
+      if (!p.uuid)
+        if (const auto v = d.get(key)) p.uuid = std::string(*v);
+    if (const auto v = d.get("Serial Number")) p.properties["serial"] = std::string(*v);
+    if (const auto v = d.get("Number of EUs"))
+      if (const auto n = text::parse_u64(*v); n && *n > 0 && *n < 1'000'000) p.compute_units = static_cast<std::uint32_t>(*n);
+    if (const auto v = d.get("Number of Tiles")) p.properties["tiles"] = std::string(*v);
+    if (const auto v = d.get("Function Type")) p.properties["function_type"] = std::string(*v);
+    if (const auto v = d.get("Device State")) p.properties["device_state"] = std::string(*v);
+    if (const auto v = d.get("ECC State")) p.properties["ecc"] = std::string(*v);
+    if (card) apply_card(p, *card);
+    if (!p.pcie) {
+      // xpu-smi's generation and width are the card's own link, switch or not.
+      const auto gen = d.get("PCIe Generation");
+      const auto width = d.get("PCIe Max Link Width");
+      PcieLink link;
+      if (gen)
+        if (const auto g = text::parse_u64(*gen)) link.max_speed_gts = generation_speed(*g);
+      if (width)
+        if (const auto w = text::parse_u64(*width); w && *w > 0 && *w <= 64) link.max_width = static_cast<std::uint32_t>(*w);
+      if (link.max_speed_gts || link.max_width) {
+        p.pcie = link;
+        p.properties["pcie_link"] = "maximum from xpu-smi (PCIe Generation, PCIe Max Link Width)";
+      }
+    }
+    out.devices.push_back(std::move(p));
+  }
+  for (std::size_t i = 0; i < cards.size(); ++i) {
+    if (card_used[i]) continue;
+    const Card& card = cards[i];
+    DeviceProfile p = base_profile();
+    p.index = index++;
+    p.id = device_id(Backend::intel_oneapi, p.index);
+    p.name = sysfs_name(card);
+    if (card.pci.device_id)
+      if (const auto model = parsers::intel_gpu_model(*card.pci.device_id)) p.architecture = std::string(model->architecture);
+    apply_card(p, card);
+    out.devices.push_back(std::move(p));
+  }
+  return out;
+}
+
+constexpr std::array<std::string_view, 1> oneapi_tools = {"xpu-smi"};
+
+}  // namespace
+
+const Detector intel_oneapi_detector{"intel_oneapi", Backend::intel_oneapi, oneapi_tools, &detect_intel_oneapi};
+
+}  // namespace hwaccel

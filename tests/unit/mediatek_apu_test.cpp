@@ -1,0 +1,47 @@
+// MediaTek APU backend: the APUsys node and the SoC from the device tree.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "backend_fixture.hpp"
+
+import hwaccel;
+
+namespace {
+
+using namespace hwaccel;
+using hwaccel::testing::FixtureBuilder;
+
+AcceleratorRegistry detect(FixtureBuilder& f, Backend b) {
+  auto sys = FixtureSystem::open(f.write());
+  EXPECT_TRUE(sys) << sys.error().message;
+  return DetectBuilder::none().with(b).system_probes(false).detect(**sys);
+}
+
+TEST(MediatekApu, ApusysNodeAndSoc) {
+  FixtureBuilder f;
+  f.file("/dev/apusys", "");
+  f.file("/proc/device-tree/compatible", std::string("mediatek,mt6983\0", 16));
+  const auto r = detect(f, Backend::mediatek_apu);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(r.devices()[0].name, "MediaTek APU (mt6983)");
+  EXPECT_TRUE(r.devices()[0].available);
+  EXPECT_EQ(r.devices()[0].memory_kind, MemoryKind::unified);
+  EXPECT_TRUE(r.warnings().empty());
+}
+
+TEST(MediatekApu, DriverWithoutNodeIsUnavailable) {
+  FixtureBuilder f;
+  f.file("/sys/class/misc/apusys/dev", "10:120\n");
+  const auto r = detect(f, Backend::mediatek_apu);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_FALSE(r.devices()[0].available);
+  EXPECT_EQ(r.devices()[0].name, "MediaTek APU");
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::unsupported);
+  FixtureBuilder none;
+  none.file("/dev/mtk_mdla0", "");
+  EXPECT_TRUE(detect(none, Backend::mediatek_apu).devices().empty());
+}
+
+}  // namespace
