@@ -8,7 +8,10 @@ module hwaccel.detect;
 
 namespace hwaccel {
 
-void finalize_inventory(Inventory& inv, const System& /*system*/) {
+/// Sets spec_id of each device the published-spec table recognises (spec_match.cpp).
+void match_device_specs(Inventory& inventory, const System& system);
+
+void finalize_inventory(Inventory& inv, const System& system) {
   std::sort(inv.devices.begin(), inv.devices.end(), [](const DeviceProfile& a, const DeviceProfile& b) {
     return std::tie(a.backend, a.index) < std::tie(b.backend, b.index);
   });
@@ -19,6 +22,7 @@ void finalize_inventory(Inventory& inv, const System& /*system*/) {
     if (x.b != y.b) return natural_less(x.b, y.b);
     return x.kind < y.kind;
   });
+  match_device_specs(inv, system);
 }
 
 }  // namespace hwaccel

@@ -9,6 +9,8 @@ export import hwaccel.hardware;
 export import hwaccel.registry;
 export import :model;
 export import :catalogue;
+export import :memory;
+export import :planner;
 
 export namespace hwaccel {
 
