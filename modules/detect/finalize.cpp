@@ -8,9 +8,6 @@ module hwaccel.detect;
 
 namespace hwaccel {
 
-/// Sets spec_id of each device the published-spec table recognises (spec_match.cpp).
-void match_device_specs(Inventory& inventory, const System& system);
-
 void finalize_inventory(Inventory& inv, const System& system) {
   std::sort(inv.devices.begin(), inv.devices.end(), [](const DeviceProfile& a, const DeviceProfile& b) {
     return std::tie(a.backend, a.index) < std::tie(b.backend, b.index);

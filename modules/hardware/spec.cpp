@@ -439,10 +439,16 @@ std::optional<std::uint16_t> id_property(const DeviceProfile& d, std::string_vie
   return static_cast<std::uint16_t>(*v);
 }
 
-std::string canonical_key(std::string_view s) {
-  std::string out;
-  for (char c : text::trim(s)) out.push_back(c == '_' ? '-' : text::to_lower(c));
-  return out;
+// Case-insensitive comparison that reads '_' as '-', without allocating
+// (planners look up every device of a fleet).
+bool same_key(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] == '_' ? '-' : text::to_lower(a[i]);
+    const char y = b[i] == '_' ? '-' : text::to_lower(b[i]);
+    if (x != y) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -471,10 +477,12 @@ std::optional<double> DeviceSpec::host_link_gbps() const noexcept {
 std::span<const DeviceSpec> device_specs() noexcept { return specs; }
 
 const DeviceSpec* find_spec(std::string_view key) noexcept {
-  const std::string k = canonical_key(key);
-  if (k.empty()) return nullptr;
+  key = text::trim(key);
+  if (key.empty()) return nullptr;
+  for (const auto& s : specs)  // ids as stored in DeviceProfile::spec_id: the common case
+    if (s.id == key) return &s;
   for (const auto& s : specs)
-    if (canonical_key(s.id) == k || canonical_key(s.name) == k) return &s;
+    if (same_key(s.id, key) || same_key(s.name, key)) return &s;
   return nullptr;
 }
 

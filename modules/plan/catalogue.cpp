@@ -150,19 +150,24 @@ constexpr std::array<CatalogueEntry, 27> catalogue = {{
 }};
 #pragma clang diagnostic pop
 
-std::string key_of(std::string_view s) {
-  std::string out;
-  for (char c : text::trim(s)) out.push_back(c == '_' ? '-' : text::to_lower(c));
-  return out;
+// Case-insensitive comparison reading '_' as '-', without allocating.
+bool same_key(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] == '_' ? '-' : text::to_lower(a[i]);
+    const char y = b[i] == '_' ? '-' : text::to_lower(b[i]);
+    if (x != y) return false;
+  }
+  return true;
 }
 
-bool matches(const CatalogueEntry& e, const std::string& key) {
-  if (key == key_of(e.id) || key == key_of(e.hf_repo)) return true;
+bool matches(const CatalogueEntry& e, std::string_view key) {
+  if (same_key(e.id, key) || same_key(e.hf_repo, key)) return true;
   const auto slash = e.hf_repo.find('/');
-  if (slash != std::string_view::npos && key == key_of(e.hf_repo.substr(slash + 1))) return true;
+  if (slash != std::string_view::npos && same_key(e.hf_repo.substr(slash + 1), key)) return true;
   std::string_view aliases = e.aliases;
   while (!aliases.empty())
-    if (key == key_of(text::next_token(aliases, '|'))) return true;
+    if (same_key(text::next_token(aliases, '|'), key)) return true;
   return false;
 }
 
@@ -191,8 +196,10 @@ ModelArchitecture CatalogueEntry::architecture() const {
 std::span<const CatalogueEntry> model_catalogue() noexcept { return catalogue; }
 
 const CatalogueEntry* find_catalogue_model(std::string_view name) noexcept {
-  const std::string key = key_of(name);
+  const std::string_view key = text::trim(name);
   if (key.empty()) return nullptr;
+  for (const auto& e : catalogue)
+    if (e.id == key) return &e;
   for (const auto& e : catalogue)
     if (matches(e, key)) return &e;
   return nullptr;

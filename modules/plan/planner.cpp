@@ -2,6 +2,7 @@
 // tensor/pipeline/data-parallel search, CPU offload, throughput and launch hints.
 module;
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -154,22 +155,62 @@ struct SkipLog {
 
 struct Fleet {
   std::vector<Device> accelerators;
+  std::vector<std::uint32_t> indices;  // 0..accelerators-1, for single-device groups
   std::vector<Domain> domains;
   std::optional<Device> host;  // the CPU, for offload or CPU-only plans
   bool unified_memory = false;
   SkipLog skipped;
 };
 
+// What gather() works out once per kind of device: fleets are made of many
+// identical devices, and spec lookups and support rules are not free.
+struct DeviceKind {
+  const DeviceProfile* sample = nullptr;
+  const DeviceSpec* spec = nullptr;
+  QuantizationSupport support;
+  ComputeType compute = ComputeType::bf16;
+};
+
+// Devices the support rules cannot tell apart (properties matter for CPUs only: their ISA).
+bool same_kind(const DeviceProfile& a, const DeviceProfile& b) {
+  return a.backend == b.backend && a.family == b.family && a.memory_bytes == b.memory_bytes &&
+         a.spec_id == b.spec_id && a.compute_capability == b.compute_capability && a.name == b.name &&
+         a.architecture == b.architecture && (a.family != Family::cpu || a.properties == b.properties);
+}
+
 Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve) {
   Fleet f;
   const auto devices = registry.devices();
-  std::unordered_map<std::string_view, std::uint32_t> index;
+  // Registry ids are "<backend>:<index>": a table by backend and index finds
+  // them without hashing; other ids fall back to a map built on demand.
+  std::array<std::vector<std::uint32_t>, backend_count> by_index;
+  f.accelerators.reserve(devices.size());
+  std::vector<DeviceKind> kinds;
   for (const auto& d : devices) {
     if (!d.available || !d.visible) continue;
-    const DeviceSpec* spec = d.spec_id ? find_spec(*d.spec_id) : nullptr;
-    if (!spec) spec = match_spec(d);
-    DeviceTraits traits = traits_of(d);
-    if (traits.compute_capability.empty() && spec) traits.compute_capability = spec->compute_capability;
+    const DeviceKind* kind = nullptr;
+    for (const auto& k : kinds)
+      if (same_kind(*k.sample, d)) kind = &k;
+    DeviceKind uncached;
+    if (!kind) {
+      DeviceKind k;
+      k.sample = &d;
+      k.spec = d.spec_id ? find_spec(*d.spec_id) : nullptr;
+      if (!k.spec) k.spec = match_spec(d);
+      DeviceTraits traits = traits_of(d);
+      if (traits.compute_capability.empty() && k.spec) traits.compute_capability = k.spec->compute_capability;
+      k.support = quantization_support(level, traits);
+      k.compute = compute_type_on(level, traits);
+      // A registry of thousands of different devices must not make this quadratic.
+      if (kinds.size() < 64) {
+        kinds.push_back(std::move(k));
+        kind = &kinds.back();
+      } else {
+        uncached = std::move(k);
+        kind = &uncached;
+      }
+    }
+    const DeviceSpec* spec = kind->spec;
     if (d.family == Family::cpu) {
       if (f.host) continue;
       Device h;
@@ -185,7 +226,7 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
       f.host = h;
       continue;
     }
-    const auto support = quantization_support(level, traits);
+    const QuantizationSupport& support = kind->support;
     if (!support.usable()) {
       f.skipped.add(d, text::cat(to_string(level), " is ", to_string(support.level), " there (", support.reason, ")"));
       continue;
@@ -208,17 +249,44 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
     } else if (spec) {
       x.bandwidth_gbps = spec->memory_bandwidth_gbps;
     }
-    x.peak_tflops = peak_for(spec, compute_type_on(level, traits));
+    x.peak_tflops = peak_for(spec, kind->compute);
     f.unified_memory |= d.memory_kind == MemoryKind::unified;
-    index.emplace(d.id, static_cast<std::uint32_t>(f.accelerators.size()));
+    if (d.index < (1u << 20)) {
+      auto& table = by_index[static_cast<std::size_t>(d.backend)];
+      if (table.size() <= d.index) table.resize(d.index + 1, UINT32_MAX);
+      table[d.index] = static_cast<std::uint32_t>(f.accelerators.size());
+    }
     f.accelerators.push_back(x);
   }
+  f.indices.resize(f.accelerators.size());
+  std::iota(f.indices.begin(), f.indices.end(), 0u);
   // High-bandwidth domains from the registry's links and interconnects.
   UnionFind uf(f.accelerators.size());
   std::vector<std::pair<std::uint32_t, double>> bandwidths;  // device, link bandwidth
+  std::optional<std::unordered_map<std::string_view, std::uint32_t>> by_id;
+  std::string_view last_prefix;  // ids come in runs of one backend: parse its name once
+  std::optional<Backend> last_backend;
   const auto lookup = [&](std::string_view id) -> std::optional<std::uint32_t> {
-    const auto it = index.find(id);
-    return it == index.end() ? std::nullopt : std::optional<std::uint32_t>(it->second);
+    if (const auto colon = id.find(':'); colon != std::string_view::npos) {
+      if (id.substr(0, colon) != last_prefix) {
+        last_prefix = id.substr(0, colon);
+        last_backend = parse_backend(last_prefix);
+      }
+      const auto backend = last_backend;
+      const auto number = text::parse_u64(id.substr(colon + 1));
+      if (backend && number) {
+        const auto& table = by_index[static_cast<std::size_t>(*backend)];
+        if (*number < table.size() && table[*number] != UINT32_MAX &&
+            f.accelerators[table[*number]].profile->id == id)
+          return table[*number];
+      }
+    }
+    if (!by_id) {
+      by_id.emplace();
+      for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) by_id->emplace(f.accelerators[i].profile->id, i);
+    }
+    const auto it = by_id->find(id);
+    return it == by_id->end() ? std::nullopt : std::optional<std::uint32_t>(it->second);
   };
   for (const auto& l : registry.links()) {
     if (!high_bandwidth_link(l.kind)) continue;
@@ -238,14 +306,20 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
       if (ic.bandwidth_gbps) bandwidths.emplace_back(*i, *ic.bandwidth_gbps);
     }
   }
-  std::unordered_map<std::uint32_t, std::uint32_t> domain_of_root;
+  std::vector<std::uint32_t> domain_of_root(f.accelerators.size(), UINT32_MAX);
+  std::vector<std::uint32_t> domain_sizes;
   for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) {
-    const auto root = uf.find(i);
-    auto [it, inserted] = domain_of_root.emplace(root, static_cast<std::uint32_t>(f.domains.size()));
-    if (inserted) f.domains.emplace_back();
-    f.accelerators[i].domain = it->second;
-    f.domains[it->second].members.push_back(i);
+    auto& domain = domain_of_root[uf.find(i)];
+    if (domain == UINT32_MAX) {
+      domain = static_cast<std::uint32_t>(domain_sizes.size());
+      domain_sizes.push_back(0);
+    }
+    f.accelerators[i].domain = domain;
+    ++domain_sizes[domain];
   }
+  f.domains.resize(domain_sizes.size());
+  for (std::size_t d = 0; d < domain_sizes.size(); ++d) f.domains[d].members.reserve(domain_sizes[d]);
+  for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) f.domains[f.accelerators[i].domain].members.push_back(i);
   for (const auto& [device, bw] : bandwidths) {
     auto& link = f.domains[f.accelerators[device].domain].link_gbps;
     link = link ? std::min(*link, bw) : bw;
@@ -288,20 +362,34 @@ struct CostModel {
   }
   // KV cache of one layer on one device of a tensor-parallel group of t.
   std::uint64_t kv_per_layer(std::uint32_t t) const {
+    if (t < kv_by_degree.size() && kv_by_degree[t] != 0) return kv_by_degree[t];
+    const std::uint64_t bytes = compute_kv_per_layer(t);
+    if (t < kv_by_degree.size()) kv_by_degree[t] = bytes;
+    return bytes;
+  }
+  // Memo of kv_per_layer by degree (a cost model lives for one planning call).
+  mutable std::array<std::uint64_t, 65> kv_by_degree{};
+  std::uint64_t compute_kv_per_layer(std::uint32_t t) const {
     auto per_token = kv_cache_bytes_per_token_per_layer(arch, kv_type, t);
     if (!per_token) return 0;
     const auto tokens = text::checked_mul(context, batch);
     const auto bytes = tokens ? text::checked_mul(*tokens, *per_token) : std::nullopt;
     return bytes.value_or(std::numeric_limits<std::uint64_t>::max() / 4);
   }
-  std::uint64_t activation(std::uint32_t t) const { return activation_bytes(arch, context, batch, t); }
+  std::uint64_t activation(std::uint32_t t) const {
+    if (t < activation_by_degree.size() && activation_by_degree[t] != 0) return activation_by_degree[t];
+    const std::uint64_t bytes = activation_bytes(arch, context, batch, t);
+    if (t < activation_by_degree.size()) activation_by_degree[t] = bytes;
+    return bytes;
+  }
+  mutable std::array<std::uint64_t, 65> activation_by_degree{};
 };
 
 Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type,
                              std::uint64_t context, std::uint64_t batch) {
   auto layout = weight_layout(model, level);
   if (!layout) return fail(layout.error());
-  CostModel c{model, model.architecture, level, kv_type, context, batch, std::move(*layout), {}, {}, {}, 0};
+  CostModel c{model, model.architecture, level, kv_type, context, batch, std::move(*layout), {}, {}, {}, 0, {}, {}};
   const auto& a = model.architecture;
   const std::uint64_t n = c.layout.layer_bytes.size();
   c.weight_prefix.assign(n + 1, 0);
@@ -350,9 +438,11 @@ Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel le
 
 // --- pipelines -------------------------------------------------------------------
 
+// A tensor-parallel group: t consecutive members of one domain (views into
+// the fleet's own index lists, so forming thousands of groups allocates once).
 struct Group {
-  std::vector<std::uint32_t> members;  // accelerator indices (t of them)
-  std::uint64_t capacity = 0;          // per device: the smallest member's
+  std::span<const std::uint32_t> members;  // accelerator indices (t of them)
+  std::uint64_t capacity = 0;              // per device: the smallest member's
 };
 
 struct Stage {
@@ -485,18 +575,22 @@ std::optional<Replica> first_fit(const Fleet& f, const CostModel& c, std::uint32
 
 std::vector<Group> make_groups(const Fleet& f, std::uint32_t t) {
   std::vector<Group> groups;
+  std::size_t count = 0;
+  for (const auto& dom : f.domains) count += dom.members.size() / t;
+  groups.reserve(count);
   for (const auto& dom : f.domains) {
     for (std::size_t i = 0; i + t <= dom.members.size(); i += t) {
-      Group g;
-      g.capacity = std::numeric_limits<std::uint64_t>::max();
-      for (std::size_t k = 0; k < t; ++k) {
-        g.members.push_back(dom.members[i + k]);
-        g.capacity = std::min(g.capacity, f.accelerators[dom.members[i + k]].capacity);
-      }
-      groups.push_back(std::move(g));
+      Group g{std::span<const std::uint32_t>(dom.members).subspan(i, t), std::numeric_limits<std::uint64_t>::max()};
+      for (auto m : g.members) g.capacity = std::min(g.capacity, f.accelerators[m].capacity);
+      groups.push_back(g);
     }
   }
   return groups;
+}
+
+// A group of the single accelerator i.
+Group single(const Fleet& f, std::uint32_t i) {
+  return Group{std::span<const std::uint32_t>(f.indices).subspan(i, 1), f.accelerators[i].capacity};
 }
 
 std::vector<std::uint32_t> tensor_parallel_degrees(const ModelArchitecture& a, std::size_t max_domain) {
@@ -517,7 +611,22 @@ struct Layout {
   std::vector<Replica> replicas;
   std::uint32_t tp = 1;
   bool fits = false;
+  // Every replica alike: only the first is stored; replica r's stage j runs
+  // on order[r x stages + j], and one throughput estimate serves all.
+  bool uniform = false;
+  std::size_t replica_count = 0;
+  std::vector<const Group*> order;
   std::uint64_t idle_devices = 0;
+
+  std::size_t replica_total() const noexcept { return uniform ? replica_count : replicas.size(); }
+  // Stage `stage` of replica `replica`.
+  Stage stage(std::size_t replica, std::size_t stage) const {
+    if (!uniform) return replicas[replica].stages[stage];
+    Stage st = replicas.front().stages[stage];
+    if (replica > 0) st.group = order[replica * replicas.front().stages.size() + stage];
+    return st;
+  }
+  const Replica& shape(std::size_t replica) const { return uniform ? replicas.front() : replicas[replica]; }
 };
 
 struct StageSpeed {
@@ -622,22 +731,45 @@ Layout search(const Fleet& f, const CostModel& c, PlanObjective objective) {
   const auto ordered = [](const std::vector<Group>& groups) {
     std::vector<const Group*> order;
     order.reserve(groups.size());
-    for (const auto& g : groups) order.push_back(&g);
+    bool equal = true;
+    for (const auto& g : groups) {
+      order.push_back(&g);
+      equal &= g.capacity == groups.front().capacity;
+    }
     // Largest first; equal capacities keep their order (the groups live in one vector).
-    std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
-      return a->capacity != b->capacity ? a->capacity > b->capacity : a < b;
-    });
+    if (!equal)
+      std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+        return a->capacity != b->capacity ? a->capacity > b->capacity : a < b;
+      });
     return order;
+  };
+  // Groups that are all alike (one product, one capacity) give identical replicas.
+  const auto uniform = [&](const std::vector<const Group*>& order) {
+    for (const auto* g : order)
+      if (g->capacity != order.front()->capacity || backend_of(f, *g) != backend_of(f, *order.front())) return false;
+    return true;
   };
   const auto form = [&](Layout& l, const std::vector<const Group*>& order, bool keep) {
     std::size_t used = 0, replicas = 0;
+    if (uniform(order)) {
+      // Identical groups: every replica is the first one on other groups.
+      auto first = first_fit(f, c, l.tp, order, 0);
+      if (!first) return std::size_t{0};
+      const std::size_t stages = first->stages.size();
+      replicas = order.size() / stages;
+      l.uniform = true;
+      l.replica_count = replicas;
+      l.replicas.push_back(std::move(*first));
+      if (keep) l.order = order;  // replica r's stage j runs on order[r * stages + j]
+      l.idle_devices = f.accelerators.size() - replicas * stages * l.tp;
+      return replicas;
+    }
     while (used < order.size()) {
       auto next = first_fit(f, c, l.tp, order, used);
       if (!next) break;
       used += next->stages.size();
       ++replicas;
-      if (keep) l.replicas.push_back(std::move(*next));
-      else if (replicas == 1) l.replicas.push_back(std::move(*next));
+      if (keep || replicas == 1) l.replicas.push_back(std::move(*next));
     }
     l.idle_devices = f.accelerators.size() - used * l.tp;
     return replicas;
@@ -668,18 +800,14 @@ Layout search(const Fleet& f, const CostModel& c, PlanObjective objective) {
     candidate.tp = t;
     candidate.groups = make_groups(f, t);
     if (candidate.groups.empty()) continue;
-    const auto order = ordered(candidate.groups);
-    const std::size_t replicas = form(candidate, order, false);
+    const std::size_t replicas = form(candidate, ordered(candidate.groups), true);
     if (replicas == 0) continue;
     Score score{t, replicas, candidate.replicas.front().stages.size(), decode_time(f, c, candidate.replicas.front()).step_s};
     if (best_score && !better(score, *best_score)) continue;
     best_score = score;
+    best = std::move(candidate);  // the groups move with their buffer: pointers into them stay valid
   }
-  if (!best_score) return best;
-  best.tp = best_score->t;
-  best.groups = make_groups(f, best.tp);
-  form(best, ordered(best.groups), true);
-  best.fits = !best.replicas.empty();
+  best.fits = best_score.has_value();
   return best;
 }
 
@@ -689,7 +817,7 @@ std::optional<Layout> offload(const Fleet& f, const CostModel& c) {
   if (!f.host || f.unified_memory) return std::nullopt;
   Layout out;
   out.tp = 1;
-  for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) out.groups.push_back(Group{{i}, f.accelerators[i].capacity});
+  for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) out.groups.push_back(single(f, i));
   Replica r;
   std::uint64_t next = 0;
   const std::uint64_t kv = c.kv_per_layer(1);
@@ -723,7 +851,7 @@ Layout best_effort(const Fleet& f, const CostModel& c) {
   Replica r;
   if (!f.accelerators.empty()) {
     for (std::uint32_t i = 0; i < f.accelerators.size() && i < c.layers(); ++i)
-      out.groups.push_back(Group{{i}, f.accelerators[i].capacity});
+      out.groups.push_back(single(f, i));
     std::vector<std::uint64_t> free_bytes;
     for (std::size_t j = 0; j < out.groups.size(); ++j) {
       r.stages.push_back(Stage{&out.groups[j], 0, 0, j == 0, j + 1 == out.groups.size()});
@@ -780,22 +908,29 @@ struct StageDevice {
 
 void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan) {
   std::size_t count = 0;
-  for (const auto& r : l.replicas)
-    for (const auto& st : r.stages) count += st.group ? st.group->members.size() : 1;
+  for (std::size_t ri = 0; ri < l.replica_total(); ++ri)
+    for (const auto& st : l.shape(ri).stages) count += st.group ? st.group->members.size() : 1;
   plan.shards.reserve(count);
-  for (std::uint32_t ri = 0; ri < l.replicas.size(); ++ri) {
-    const Replica& r = l.replicas[ri];
+  for (std::uint32_t ri = 0; ri < l.replica_total(); ++ri) {
+    const Replica& r = l.shape(ri);
     const bool communicates = r.tp > 1 || r.stages.size() > 1;
     for (std::uint32_t si = 0; si < r.stages.size(); ++si) {
-      const Stage& st = r.stages[si];
+      const Stage st = l.stage(ri, si);
       const std::uint32_t t = st.group ? r.tp : 1;
       const std::uint32_t ranks = st.group ? static_cast<std::uint32_t>(st.group->members.size()) : 1;
+      // Every rank of a stage holds the same bytes: work them out once.
+      const Backend backend = st.group ? backend_of(f, *st.group) : Backend::cpu;
+      const StageFixed fixed = fixed_for(c, backend, t, communicates && st.group, st.embedding, st.head);
+      const std::uint64_t weights =
+          sat_add(div_up(c.layer_weights(st.first_layer, st.layer_count), t), sat_add(fixed.embedding, fixed.head));
+      const std::uint64_t kv = c.kv_per_layer(t) * st.layer_count;
+      const std::uint64_t total = sat_add(sat_add(weights, kv), sat_add(fixed.activation, fixed.overhead));
       for (std::uint32_t k = 0; k < ranks; ++k) {
         const Device& d = st.group ? f.accelerators[st.group->members[k]] : *f.host;
-        Shard s;
+        Shard& s = plan.shards.emplace_back();  // in place: a 10 000-device plan copies no shard
         s.device = d.profile->id;
         s.device_name = d.profile->name;
-        if (d.spec) s.spec_id = std::string(d.spec->id);
+        if (d.spec) s.spec_id.emplace(d.spec->id);
         s.replica = ri;
         s.stage = si;
         s.tp_rank = k;
@@ -804,14 +939,12 @@ void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan
         s.embedding = st.embedding;
         s.head = st.head;
         s.cpu_offload = st.group == nullptr && !f.accelerators.empty();
-        const StageFixed fixed = fixed_for(c, d.profile->backend, t, communicates && st.group, st.embedding, st.head);
-        s.weights_bytes = sat_add(div_up(c.layer_weights(st.first_layer, st.layer_count), t), sat_add(fixed.embedding, fixed.head));
-        s.kv_cache_bytes = c.kv_per_layer(t) * st.layer_count;
+        s.weights_bytes = weights;
+        s.kv_cache_bytes = kv;
         s.activation_bytes = fixed.activation;
         s.overhead_bytes = fixed.overhead;
-        s.total_bytes = sat_add(sat_add(s.weights_bytes, s.kv_cache_bytes), sat_add(s.activation_bytes, s.overhead_bytes));
+        s.total_bytes = total;
         s.capacity_bytes = d.capacity;
-        plan.shards.push_back(std::move(s));
       }
     }
   }
@@ -1024,7 +1157,7 @@ Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescript
   }
   plan.strategy.tensor_parallel = l.tp;
   plan.strategy.pipeline_parallel = std::max<std::uint32_t>(accelerator_stages, 1);
-  plan.strategy.data_parallel = static_cast<std::uint32_t>(l.replicas.size());
+  plan.strategy.data_parallel = static_cast<std::uint32_t>(l.replica_total());
   plan.strategy.cpu_offload_layers = offloaded;
 
   emit_shards(f, c, l, plan);
@@ -1051,13 +1184,17 @@ Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescript
     tp.decode_ceiling_tokens_per_s = 1.0 / *d0.ceiling_step_s;
     double total = 0;
     bool all = true;
-    for (const auto& r : l.replicas) {
-      const DecodeTime d = &r == &first ? d0 : decode_time(f, c, r);
-      if (!d.step_s || *d.step_s <= 0) {
-        all = false;
-        break;
+    if (l.uniform) {
+      total = static_cast<double>(s.batch) * static_cast<double>(l.replica_total()) / *d0.step_s;
+    } else {
+      for (const auto& r : l.replicas) {
+        const DecodeTime d = &r == &first ? d0 : decode_time(f, c, r);
+        if (!d.step_s || *d.step_s <= 0) {
+          all = false;
+          break;
+        }
+        total += static_cast<double>(s.batch) / *d.step_s;
       }
-      total += static_cast<double>(s.batch) / *d.step_s;
     }
     if (all) tp.decode_tokens_per_s_total = total;
   }
@@ -1106,12 +1243,10 @@ Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescript
                          " tokens with flash attention (no context x context scores), plus fp32 logits"));
   {
     std::map<std::string_view, std::string_view> overheads;
-    for (const auto& sh : plan.shards) {
-      if (sh.replica != 0) break;
-      const auto* dev = registry.find(sh.device);
-      if (!dev) continue;
-      const auto o = runtime_overhead(dev->backend, plan.shards.size() > 1 && !sh.cpu_offload);
-      overheads.emplace(to_string(dev->backend), o.reason);
+    const bool communicates = first.tp > 1 || first.stages.size() > 1;
+    for (const auto& st : first.stages) {
+      const Backend b = st.group ? backend_of(f, *st.group) : Backend::cpu;
+      overheads.emplace(to_string(b), runtime_overhead(b, communicates && st.group).reason);
     }
     for (const auto& [backend, reason] : overheads)
       as.push_back(text::cat("runtime overhead per ", backend, " device: ", reason));

@@ -4,6 +4,8 @@
 #include <set>
 #include <string>
 
+#include "../test_support.hpp"
+
 import hwaccel;
 
 namespace {
@@ -126,6 +128,38 @@ TEST(Spec, PciIdNarrowsFirst) {
   q.pci_device_id = 0x20f1;
   ASSERT_TRUE(match_spec(q));
   EXPECT_EQ(match_spec(q)->id, "a100-pcie-40gb");
+}
+
+// The finalize pass: PCI ids from sysfs, names and memory from the detector.
+TEST(Spec, FinalizePassSetsSpecIds) {
+  hwaccel::testing::FixtureBuilder fixture;
+  fixture.file("/sys/bus/pci/devices/0000:17:00.0/vendor", "0x10de\n")
+      .file("/sys/bus/pci/devices/0000:17:00.0/device", "0x2330\n")
+      .file("/sys/bus/pci/devices/0000:31:00.0/uevent", "DRIVER=nvidia\nPCI_ID=10DE:20B0\n");
+  auto system = FixtureSystem::open(fixture.write());
+  ASSERT_TRUE(system);
+  Inventory inv;
+  auto h100 = gpu(Backend::cuda, "NVIDIA Graphics Device", 81559 * MiB);  // name alone would not tell
+  h100.pci_bus_id = "0000:17:00.0";
+  auto a100 = gpu(Backend::cuda, "NVIDIA A100-SXM4-40GB", 40960 * MiB);
+  a100.pci_bus_id = "0000:31:00.0";
+  auto t4 = gpu(Backend::cuda, "Tesla T4", 15360 * MiB);  // no sysfs entry: the name decides
+  t4.pci_bus_id = "0000:99:00.0";
+  auto unknown = gpu(Backend::cuda, "NVIDIA GeForce GTX 1080", 8 * GiB);
+  auto preset = gpu(Backend::cuda, "Tesla T4", 15360 * MiB);
+  preset.spec_id = "kept-as-is";
+  auto cpu = gpu(Backend::cpu, "Intel(R) Xeon(R) Platinum 8480+", 2048 * GiB);
+  inv.devices = {h100, a100, t4, unknown, preset, cpu};
+  match_device_specs(inv, **system);
+  EXPECT_EQ(inv.devices[0].spec_id, "h100-sxm5-80gb");
+  EXPECT_EQ(inv.devices[1].spec_id, "a100-sxm4-40gb");
+  EXPECT_EQ(inv.devices[2].spec_id, "t4-16gb");
+  EXPECT_FALSE(inv.devices[3].spec_id);
+  EXPECT_EQ(inv.devices[4].spec_id, "kept-as-is");
+  EXPECT_FALSE(inv.devices[5].spec_id);
+  // Everything else of the devices is untouched.
+  inv.devices[0].spec_id.reset();
+  EXPECT_EQ(inv.devices[0], h100);
 }
 
 }  // namespace
