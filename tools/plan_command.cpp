@@ -94,11 +94,17 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
                      bytes_text(p.memory.total_bytes));
   out += fmt::format("{}Fits{}          {}{}{}\n", bold, reset, p.fits ? green : red, p.fits ? "yes" : "no", reset);
   const auto& t = p.throughput;
-  out += fmt::format("{}Throughput{}    decode {} tok/s per sequence ({} in all, ceiling {}), bound by {}\n", bold, reset,
-                     rate_text(t.decode_tokens_per_s), rate_text(t.decode_tokens_per_s_total),
-                     rate_text(t.decode_ceiling_tokens_per_s), t.decode_bottleneck);
-  out += fmt::format("              prefill {} tok/s, bound by {}; bandwidth: {}\n", rate_text(t.prefill_tokens_per_s),
-                     t.prefill_bottleneck, t.bandwidth_source);
+  if (t.decode_tokens_per_s)
+    out += fmt::format("{}Throughput{}    decode {} tok/s per sequence ({} in all; ceiling {}), bound by {} (bandwidth: {})\n",
+                       bold, reset, rate_text(t.decode_tokens_per_s), rate_text(t.decode_tokens_per_s_total),
+                       rate_text(t.decode_ceiling_tokens_per_s), t.decode_bottleneck, t.bandwidth_source);
+  else
+    out += fmt::format("{}Throughput{}    decode unknown (see the assumptions)\n", bold, reset);
+  if (t.prefill_tokens_per_s)
+    out += fmt::format("              prefill {} tok/s, bound by {}\n", rate_text(t.prefill_tokens_per_s),
+                       t.prefill_bottleneck);
+  else
+    out += "              prefill unknown (see the assumptions)\n";
   out += fmt::format("\n{}{:<12} {:<30} {:>4} {:>5} {:>4} {:>11} {:>10} {:>10} {:>21}{}\n", bold, "DEVICE", "NAME",
                      "REPL", "STAGE", "RANK", "LAYERS", "WEIGHTS", "KV CACHE", "TOTAL / CAPACITY", reset);
   std::size_t shown = 0;

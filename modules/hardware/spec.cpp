@@ -29,7 +29,7 @@ constexpr FabricSpec mi300_xgmi{"xgmi", "Infinity Fabric, 7 xGMI links of 64 GB/
 // defaults (empty optionals), which is what the warning would have us spell out.
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
-constexpr std::array<DeviceSpec, 49> specs = {{
+constexpr std::array<DeviceSpec, 50> specs = {{
     // --- NVIDIA ---------------------------------------------------------------
     {.id = "b200-sxm-180gb", .name = "B200-SXM-180GB", .product = "NVIDIA B200 (HGX/DGX B200)", .vendor = "NVIDIA",
      .backend = Backend::cuda, .family = Family::gpu, .architecture = "Blackwell", .compute_capability = "10.0",
@@ -336,6 +336,11 @@ constexpr std::array<DeviceSpec, 49> specs = {{
      .memory_options_gib = {36, 48, 64, 96, 128},
      .source = "Apple MacBook Pro (M3 Max, 2023) technical specifications",
      .notes = "the 40-core GPU part; the 30-core part has 300 GB/s; no published TFLOPS"},
+    {.id = "apple-m3-ultra", .name = "M3-Ultra", .product = "Apple M3 Ultra (80-core GPU)", .vendor = "Apple",
+     .backend = Backend::apple, .architecture = "Apple M3", .memory_bytes = 512 * GiB,
+     .memory_kind = MemoryKind::unified, .memory_bandwidth_gbps = 819, .match = "m3 ultra",
+     .memory_options_gib = {96, 256, 512}, .source = "Apple newsroom, Apple unveils new Mac Studio (2025-03-05)",
+     .notes = "Apple publishes no TFLOPS figure for the M3 family"},
     {.id = "apple-m4", .name = "M4", .product = "Apple M4 (10-core GPU)", .vendor = "Apple",
      .backend = Backend::apple, .architecture = "Apple M4", .memory_bytes = 32 * GiB,
      .memory_kind = MemoryKind::unified, .memory_bandwidth_gbps = 120, .match = "m4 !pro !max !ultra",

@@ -186,8 +186,17 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
   std::array<std::vector<std::uint32_t>, backend_count> by_index;
   f.accelerators.reserve(devices.size());
   std::vector<DeviceKind> kinds;
+  // NPUs join a plan only on machines without other accelerators: next to a
+  // GPU they add little, and on Apple silicon they share its unified memory.
+  bool other_accelerators = false;
+  for (const auto& d : devices)
+    other_accelerators |= d.available && d.visible && d.family != Family::cpu && d.family != Family::npu;
   for (const auto& d : devices) {
     if (!d.available || !d.visible) continue;
+    if (d.family == Family::npu && other_accelerators) {
+      f.skipped.add(d, "NPUs are not combined with other accelerators in one plan");
+      continue;
+    }
     const DeviceKind* kind = nullptr;
     for (const auto& k : kinds)
       if (same_kind(*k.sample, d)) kind = &k;
@@ -1268,7 +1277,9 @@ Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescript
                          "% of peak, compute at ", compute_efficiency * 100,
                          "% of dense peak; tensor-parallel all-reduce 10 us + 2(t-1)/t x message / link bandwidth, twice "
                          "per layer; 20 us per pipeline hop"));
-  as.push_back(text::cat("memory bandwidth: ", tp.bandwidth_source));
+  as.push_back(text::cat("memory bandwidth: ", tp.bandwidth_source,
+                         "; no kernel-launch or scheduling overhead is modelled, so speeds are what a well-tuned "
+                         "runtime approaches, not what every runtime reaches"));
   if (!tp.decode_tokens_per_s)
     as.push_back(f.accelerators.empty() || plan.strategy.cpu_offload_layers > 0
                      ? "decode speed unknown: the host's memory bandwidth is neither reported nor published"
@@ -1278,8 +1289,25 @@ Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescript
     as.push_back(text::cat("CPU offload: the accelerators hold the first ",
                            plan.layers - plan.strategy.cpu_offload_layers,
                            " layers; host memory keeps the token embedding, the other layers and the head (llama.cpp -ngl)"));
-  if (l.idle_devices > 0)
-    as.push_back(text::cat(l.idle_devices, " device(s) left idle: too few for another replica"));
+  if (l.idle_devices > 0) {
+    std::vector<bool> used(f.accelerators.size(), false);
+    std::size_t used_count = 0;
+    for (std::size_t ri = 0; ri < l.replica_total(); ++ri)
+      for (std::size_t si = 0; si < l.shape(ri).stages.size(); ++si)
+        if (const Group* g = l.stage(ri, si).group)
+          for (auto m : g->members)
+            if (!used[m]) {
+              used[m] = true;
+              ++used_count;
+            }
+    std::string idle;
+    std::size_t listed = 0;
+    for (std::size_t i = 0; i < used.size() && listed < 4; ++i)
+      if (!used[i]) idle += text::cat(listed++ ? ", " : "", f.accelerators[i].profile->id);
+    const std::size_t unused = used.size() - used_count;
+    if (unused > listed) idle += text::cat(" and ", unused - listed, " more");
+    as.push_back(text::cat(idle, " left idle: too few for another replica"));
+  }
   f.skipped.report(as);
   if (!plan.fits) {
     std::uint64_t capacity = 0;

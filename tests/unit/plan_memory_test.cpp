@@ -53,8 +53,23 @@ TEST(PlanMemory, GgufSizesMatchPublishedFiles) {
   EXPECT_NEAR(file_gb("llama-2-7b", QuantizationLevel::q6_k), 5.53, 0.05);
   EXPECT_NEAR(file_gb("mistral-7b", QuantizationLevel::q4_k_m), 4.37, 0.05);
   EXPECT_NEAR(file_gb("mistral-7b", QuantizationLevel::q8_0), 7.70, 0.05);
+  EXPECT_NEAR(file_gb("llama-2-7b", QuantizationLevel::q3_k_s), 2.95, 0.03);
+  EXPECT_NEAR(file_gb("llama-2-7b", QuantizationLevel::q3_k_m), 3.30, 0.03);
+  EXPECT_NEAR(file_gb("llama-2-7b", QuantizationLevel::q3_k_l), 3.60, 0.03);
+  EXPECT_NEAR(file_gb("llama-2-7b", QuantizationLevel::q4_k_s), 3.86, 0.03);
+  EXPECT_NEAR(file_gb("llama-2-7b", QuantizationLevel::q5_k_s), 4.65, 0.03);
   // F16 GGUF: every parameter in 2 bytes except the F32 norms.
   EXPECT_NEAR(file_gb("llama-2-7b", QuantizationLevel::fp16), 13.48, 0.01);
+}
+
+// An 8-expert model exercises the MoE rules (attn_v/attn_k in Q8_0, attn_output
+// in Q5_K): bartowski/Mixtral-8x22B-v0.1-GGUF (llama.cpp b2636) lists these sizes.
+TEST(PlanMemory, MixtureOfExpertsGgufSizes) {
+  EXPECT_NEAR(file_gb("mixtral-8x22b", QuantizationLevel::q2_k), 52.10, 0.1);
+  EXPECT_NEAR(file_gb("mixtral-8x22b", QuantizationLevel::q3_k_m), 67.78, 0.1);
+  EXPECT_NEAR(file_gb("mixtral-8x22b", QuantizationLevel::q4_k_s), 80.47, 0.1);
+  EXPECT_NEAR(file_gb("mixtral-8x22b", QuantizationLevel::q4_k_m), 85.58, 0.1);
+  EXPECT_NEAR(file_gb("mixtral-8x22b", QuantizationLevel::q5_k_m), 99.96, 0.1);
 }
 
 TEST(PlanMemory, IntegerLevelsKeepEmbeddingsAt16Bit) {

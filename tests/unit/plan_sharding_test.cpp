@@ -344,6 +344,39 @@ TEST(PlanSharding, MixtureOfExpertsDecodeReadsActiveExperts) {
   EXPECT_LT(*wide.throughput.decode_tokens_per_s, *p.throughput.decode_tokens_per_s);
 }
 
+TEST(PlanSharding, NpusStayOutNextToGpus) {
+  // Apple silicon: the GPU and the Neural Engine share one unified memory.
+  auto r = devices("M2-Max-96GB");
+  DeviceProfile ane;
+  ane.backend = Backend::apple;
+  ane.family = Family::npu;
+  ane.name = "Apple Neural Engine";
+  ane.memory_bytes = 96 * GiB;
+  ane.memory_kind = MemoryKind::unified;
+  ASSERT_TRUE(r.add_device(ane));
+  InferenceSettings s;
+  s.quantization = QuantizationLevel::fp16;
+  const auto p = plan_inference(r, model("llama-3.1-8b"), s).value();
+  check_invariants(p);
+  ASSERT_EQ(p.shards.size(), 1u);
+  EXPECT_EQ(p.shards[0].device, "apple:0");
+  bool noted = false;
+  for (const auto& a : p.assumptions) noted |= a.find("apple:1 not used: NPUs") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(PlanSharding, IdleDevicesAreNamed) {
+  InferenceSettings s;
+  s.quantization = QuantizationLevel::q4_k_m;
+  // 26 GiB of Mixtral needs two 24 GB cards; the third cannot hold a replica alone.
+  const auto p = plan_inference(devices("2xRTX-4090+1xRTX-3090"), model("mixtral-8x7b"), s).value();
+  check_invariants(p);
+  EXPECT_EQ(p.strategy, (ParallelStrategy{1, 2, 1, 0}));
+  bool named = false;
+  for (const auto& a : p.assumptions) named |= a == "cuda:2 left idle: too few for another replica";
+  EXPECT_TRUE(named);
+}
+
 TEST(PlanSharding, GgufFilesKeepTheirLevel) {
   auto m = model("llama-2-7b");
   m.source = ModelSource::gguf;
