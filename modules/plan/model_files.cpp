@@ -361,7 +361,7 @@ Result<GgufFile> read_gguf_file(const std::filesystem::path& path) {
       if (ne[0] % enc.block_weights != 0)
         return fail(ErrorKind::parse_error, text::cat(path.string(), ": tensor ", text::excerpt(t.name), " row of ", ne[0],
                                                       " weights is not a whole number of ", to_string(*gt), " blocks"));
-      t.bytes = enc.bytes(count / ne[0], ne[0]);
+      t.bytes = ne[0] == 0 ? std::optional<std::uint64_t>(0) : enc.bytes(count / ne[0], ne[0]);
     }
     g.tensors.push_back(std::move(t));
   }

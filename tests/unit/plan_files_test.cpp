@@ -313,6 +313,13 @@ TEST(PlanFiles, HostileGgufIsAClearError) {
     g.u64(1).u64(0).tensor("t", {1ull << 40, 1ull << 40}, GgmlType::f32, 0);
     EXPECT_NE(gguf_error(g.bytes(), 64).message.find("absurd"), std::string::npos);
   }
+  // A zero-sized dimension is an empty tensor, not a division by zero.
+  {
+    Gguf g;
+    g.u64(1).u64(1).kv_str("general.architecture", "llama").tensor("t", {0, 16}, GgmlType::q4_0, 0);
+    const auto e = gguf_error(g.bytes(), 64);
+    EXPECT_NE(e.message.find("block_count"), std::string::npos) << e.message;
+  }
   // Tensor data beyond the end of the file (a cut-off download).
   {
     TempDir dir;
@@ -331,6 +338,39 @@ TEST(PlanFiles, HostileGgufIsAClearError) {
   // Not a file at all.
   EXPECT_EQ(read_gguf("/nonexistent/model.gguf").error().kind, ErrorKind::not_found);
   EXPECT_EQ(read_gguf("/dev/null").error().kind, ErrorKind::not_regular_file);
+}
+
+// Every prefix of a valid header, and random byte flips in it, must give a
+// result or a clear error: never a crash, a hang or a huge allocation.
+TEST(PlanFiles, TruncatedAndMutatedGgufNeverCrash) {
+  TempDir dir;
+  const auto good = tiny_gguf(dir.path() / "good.gguf", GgmlType::q8_0, 7);
+  const std::string bytes = hwaccel::testing::read_file(good);
+  const std::size_t header = 20000;  // past the metadata and tensor infos
+  ASSERT_GT(bytes.size(), header);
+  const auto path = dir.path() / "cut.gguf";
+  for (std::size_t n = 0; n < header; n += n < 512 ? 1 : 97) {
+    write_file(path, bytes.substr(0, n));
+    const auto r = read_gguf(path);
+    ASSERT_FALSE(r) << "prefix of " << n << " bytes";
+    EXPECT_TRUE(r.error().kind == ErrorKind::parse_error || r.error().kind == ErrorKind::invalid_input)
+        << n << ": " << r.error().message;
+  }
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;  // fixed seed: the same mutations every run
+  const auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int round = 0; round < 400; ++round) {
+    std::string mutated = bytes;
+    for (int k = 0, flips = 1 + static_cast<int>(next() % 8); k < flips; ++k)
+      mutated[next() % header] = static_cast<char>(next());
+    write_file(path, mutated);
+    const auto r = read_gguf(path);
+    if (r) EXPECT_GT(r->parameters, 0u);
+  }
 }
 
 // --- safetensors ------------------------------------------------------------------
