@@ -29,6 +29,8 @@ void finalize_inventory(Inventory& inv, const System& system, const DetectOption
   });
   if (has_gpus) resolve_visibility(inv.devices, visibility_inputs(system, inv.system.environment), inv.warnings);
   assign_network_affinity(inv, system);
+  // Published figures for the devices the spec table knows (spec_match.cpp).
+  match_device_specs(inv, system);
   // Running the passes again over a finalized inventory (LazyRegistry joins
   // finalized parts) must not repeat their warnings.
   std::vector<Warning> unique;
