@@ -133,7 +133,8 @@ Result<MinimumDevices> minimum_devices(const ModelDescription& model, const Trai
       layout = text::cat(" (data parallel ", *found, " x tensor parallel ", settings.tensor_parallel, " x pipeline parallel ",
                          settings.pipeline_parallel, ")");
     m.summary = text::cat(m.devices == 1 ? "fits on 1x " : text::cat("needs ", m.devices, "x "), m.device_name, layout);
-    if (stage > 0) m.summary += text::cat(" with ZeRO-", stage);
+    // With one data-parallel rank and no offload a ZeRO stage shards nothing: not worth naming.
+    if (stage > 0 && (*found > 1 || settings.offload != OffloadMode::none)) m.summary += text::cat(" with ZeRO-", stage);
     if (settings.offload != OffloadMode::none) m.summary += text::cat(" and ", to_string(settings.offload), " offload");
     if (stage != settings.zero_stage)
       m.summary += text::cat(" (ZeRO-", settings.zero_stage, " as asked fits at no data-parallel degree)");
