@@ -825,6 +825,10 @@ Result<TrainingEstimate> estimate_training(const ModelDescription& model, const 
   for (std::uint32_t stage = 0; stage < s.pipeline_parallel; ++stage) {
     auto d = build_stage(builder, roles, stage);
     if (!d) return fail(d.error());
+    // Sums saturate: a total at the 64-bit ceiling means something overflowed.
+    if (d->total_bytes == u64_max || d->host_bytes == u64_max)
+      return fail(ErrorKind::invalid_input, text::cat("memory of pipeline stage ", stage,
+                                                      " overflows 64-bit byte counts: the workload is too large"));
     est.stages.push_back(std::move(*d));
   }
   const auto worst = std::max_element(est.stages.begin(), est.stages.end(),

@@ -121,6 +121,11 @@ TEST(TrainingErrors, SizesMustBePositive) {
   EXPECT_EQ(ModelDescription::from_parameter_count(0).error().kind, ErrorKind::invalid_input);
   EXPECT_EQ(estimate_training_memory(0, TrainingMethod::full).error().kind, ErrorKind::invalid_input);
   EXPECT_EQ(adam_model_state_bytes(0).error().kind, ErrorKind::invalid_input);
+  // Workloads whose bytes overflow 64 bits are errors, not saturated totals.
+  s = {};
+  s.micro_batch = 65536;
+  s.sequence = 1u << 24;
+  EXPECT_TRUE(contains(error_of(s, model("llama-3.1-405b")), "overflow"));
   // Products that overflow 64 bits.
   EXPECT_EQ(adam_model_state_bytes(UINT64_MAX / 2).error().kind, ErrorKind::invalid_input);
 }

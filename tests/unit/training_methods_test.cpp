@@ -343,6 +343,57 @@ TEST(TrainingMethods, FitAndMinimumDevices) {
   EXPECT_FALSE(empty.minimum);
 }
 
+TEST(TrainingMethods, HostMemoryForOffload) {
+  const auto m = model("llama-3.1-8b");
+  TrainingSettings s;
+  s.zero_stage = 2;
+  s.offload = OffloadMode::optimizer;
+  const auto with_host = [](std::uint64_t gib) {
+    auto registry = hypothetical_registry("1xH100-SXM-80GB").value();
+    DeviceProfile cpu;
+    cpu.id = "cpu:0";
+    cpu.backend = Backend::cpu;
+    cpu.family = Family::cpu;
+    cpu.name = "host";
+    cpu.memory_bytes = gib << 30;
+    EXPECT_TRUE(registry.add_device(cpu));
+    return registry;
+  };
+  // 14 bytes per parameter on the host: 112 GB for 8B parameters.
+  const auto small = plan_training(with_host(64), m, s).value();
+  ASSERT_TRUE(small.fit->host_fits);
+  EXPECT_FALSE(*small.fit->host_fits);
+  EXPECT_FALSE(small.fit->fits);
+  EXPECT_EQ(*small.fit->host_capacity_bytes, static_cast<std::uint64_t>((64.0 * (1ull << 30)) * 0.9));
+  EXPECT_NE(small.fit->reason.find("for offloaded states"), std::string::npos);
+  const auto large = plan_training(with_host(256), m, s).value();
+  EXPECT_TRUE(*large.fit->host_fits);
+  EXPECT_TRUE(large.fit->fits);
+  // Hypothetical devices alone describe no host: said, not guessed.
+  const auto unknown = plan_training(hypothetical_registry("1xH100-SXM-80GB").value(), m, s).value();
+  EXPECT_FALSE(unknown.fit->host_fits);
+  bool said = false;
+  for (const auto& a : unknown.assumptions) said |= a.find("host memory for offloaded states is not checked") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(TrainingMethods, PipelineStagesInJson) {
+  TrainingSettings s;
+  s.pipeline_parallel = 4;
+  const auto e = estimate_training(model("llama-3.1-8b"), s).value();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(to_json(e)).get(doc), simdjson::SUCCESS);
+  simdjson::dom::array stages;
+  ASSERT_EQ(doc["stages"].get(stages), simdjson::SUCCESS);
+  EXPECT_EQ(stages.size(), 4u);
+  std::uint64_t first = 0;
+  ASSERT_EQ(stages.at(3)["first_layer"].get(first), simdjson::SUCCESS);
+  EXPECT_EQ(first, 24u);
+  // Without pipeline parallelism there is no stages array.
+  EXPECT_EQ(to_json(estimate_training(model("llama-3.1-8b"), {}).value()).find("\"stages\""), std::string::npos);
+}
+
 TEST(TrainingMethods, PrecisionSupportWarnings) {
   // T4 (compute capability 7.5) has no bf16.
   const auto e = plan_training(hypothetical_registry("1xT4-16GB").value(), model("llama-3.2-1b"), {}).value();
