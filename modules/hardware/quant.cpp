@@ -12,6 +12,12 @@ namespace hwaccel {
 
 std::optional<std::uint64_t> TensorEncoding::bytes(std::uint64_t rows, std::uint64_t cols) const noexcept {
   if (block_weights == 0) return std::nullopt;
+  if (blocks_span_rows) {
+    const auto weights = text::checked_mul(rows, cols);
+    if (!weights) return std::nullopt;
+    const std::uint64_t blocks = *weights / block_weights + (*weights % block_weights != 0 ? 1 : 0);
+    return text::checked_mul(blocks, block_bytes);
+  }
   const std::uint64_t blocks_per_row = cols / block_weights + (cols % block_weights != 0 ? 1 : 0);
   const auto row_bytes = text::checked_mul(blocks_per_row, block_bytes);
   if (!row_bytes) return std::nullopt;
@@ -77,7 +83,8 @@ constexpr TensorEncoding int4_g128{"INT4-G128", 256, 133};
 // bitsandbytes NF4 with double quantization: blocks of 64 weights (32 bytes)
 // whose absmax is itself quantized to 8 bits in groups of 256 blocks with one
 // fp32 constant: 256 * 33 + 4 = 8452 bytes per 16384 weights (4.127 bits).
-constexpr TensorEncoding nf4_double_quant{"NF4-DQ", 16384, 8452};
+// The blocks run over the flattened weight, not along each row.
+constexpr TensorEncoding nf4_double_quant{"NF4-DQ", 16384, 8452, true};
 
 constexpr std::array<QuantizationInfo, 24> levels = {{
     {Q::fp32, "fp32", "FP32", F::floating, enc(GgmlType::f32), ComputeType::fp32, false, 0u, 100,

@@ -56,13 +56,16 @@ struct TensorEncoding {
   std::string_view name;        ///< "Q4_K", "BF16", "INT4-G128"
   std::uint32_t block_weights = 1;
   std::uint32_t block_bytes = 2;
+  /// Blocks run over the flattened tensor rather than each row (bitsandbytes
+  /// quantizes `weight.flatten()`), so only the tensor's last block is partial.
+  bool blocks_span_rows = false;
 
   constexpr double bits_per_weight() const noexcept {
     return 8.0 * static_cast<double>(block_bytes) / static_cast<double>(block_weights);
   }
   /// Bytes of a tensor of `rows` rows of `cols` weights, rows blocked along
   /// `cols` (a partial block at the end of a row takes a whole block, as in
-  /// ggml). nullopt on 64-bit overflow.
+  /// ggml) unless blocks span rows. nullopt on 64-bit overflow.
   std::optional<std::uint64_t> bytes(std::uint64_t rows, std::uint64_t cols) const noexcept;
 
   friend constexpr bool operator==(const TensorEncoding&, const TensorEncoding&) = default;

@@ -118,3 +118,23 @@ TEST(PlanMemory, RuntimeOverheadSaysWhy) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PlanMemory, Nf4BlocksRunOverTheFlattenedTensor) {
+  // bitsandbytes quantizes weight.flatten() in blocks of 64, so a 4096-wide
+  // row does not round up to a 16384-weight absmax group. Llama 2 7B in NF4
+  // with double quantization: 6.48 G linear weights at 4.127 bits plus the
+  // 16-bit embedding and head (2 x 32000 x 4096) and norms: about 3.87 GB.
+  const auto layout = weight_layout(hwaccel::catalogue_model("llama-2-7b").value(), hwaccel::QuantizationLevel::nf4);
+  ASSERT_TRUE(layout);
+  const double gb = static_cast<double>(layout->total()) / 1e9;
+  EXPECT_NEAR(gb, 3.87, 0.05);
+  // One tensor: 4096 x 4096 weights are 256 groups of 16384, 8452 bytes each.
+  constexpr hwaccel::TensorEncoding nf4{"NF4-DQ", 16384, 8452, true};
+  EXPECT_EQ(nf4.bytes(4096, 4096).value(), 1024u * 8452);
+  EXPECT_EQ(nf4.bytes(1, 100).value(), 8452u);  // only the last block is partial
+  EXPECT_FALSE(nf4.bytes(UINT64_MAX, 2));
+}
+
+}  // namespace
