@@ -246,7 +246,7 @@ TEST(CudaParsers, TruncatedHeaderOnlyGarbageAndErrorLines) {
   ASSERT_TRUE(t);
   EXPECT_TRUE(t->gpus.empty());
   // Garbage and messages are not a table.
-  for (std::string bad : {std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe", 14), std::string(""),
+  for (std::string bad : {std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe", 12), std::string(""),
                           std::string("No devices were found\n"),
                           std::string("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n")}) {
     const auto r = parsers::parse_query_gpu(bad);
