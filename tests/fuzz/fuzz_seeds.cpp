@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
       const fs::path out_dir = argv[3];
       fs::create_directories(out_dir);
       std::size_t n = 0;
-      for (const auto& seed : hwaccel::fuzz::seeds(argv[1], t.seed_specs)) {
+      for (const auto& seed : hwaccel::fuzz::seeds(argv[1], t.seed_specs, t.param)) {
         std::ofstream out(out_dir / ("seed-" + std::to_string(n++) + "-" + std::to_string(std::hash<std::string>{}(seed.bytes))),
                           std::ios::binary);
         out.write(seed.bytes.data(), static_cast<std::streamsize>(seed.bytes.size()));

@@ -54,15 +54,26 @@ struct Seed {
 ///   command:ARGV   the stdout of every fixture command whose argv, joined by
 ///                  spaces, starts with ARGV
 ///   machine:GLOB   each fixture folder matching GLOB, as one machine-text input
+///   reads:GLOB     each fixture folder matching GLOB, reduced to what a
+///                  detection with the backends `param` reads and runs (small
+///                  inputs fuzz faster); folders where it reads nothing are left out
 ///   text:LITERAL   LITERAL itself (for targets whose input no fixture holds)
-/// Fixtures are looked for under `source_root`/fixtures/machines. Throws
-/// std::runtime_error on an unknown kind or an unreadable fixture.
-std::vector<Seed> seeds(const std::filesystem::path& source_root, const std::vector<std::string>& specs);
+/// With `reduce` false, reads: gives the whole machines, like machine: (the
+/// reduction records each detection through a fixture folder on disk, too
+/// slow for a test that runs in every build). Throws std::runtime_error on an
+/// unknown kind or an unreadable fixture.
+std::vector<Seed> seeds(const std::filesystem::path& source_root, const std::vector<std::string>& specs,
+                        std::string_view param = {}, bool reduce = true);
 
 /// Encodes a fixture folder as one machine-text input (docs/fuzzing.md): every
 /// file, folder, link and special node of root/, the environment, the tools and
 /// every captured command with its output, exit status and signal. Throws
 /// std::runtime_error when the fixture does not open.
 std::string pack_fixture(const std::filesystem::path& fixture_dir);
+
+/// What a detection with `backends` (as detect_machine_text) reads and runs on
+/// the fixture, recorded through a RecordingSystem and encoded as machine text.
+/// Empty when the detection touches nothing but the listing of "/".
+std::string pack_detection_reads(const std::filesystem::path& fixture_dir, std::string_view backends);
 
 }  // namespace hwaccel::fuzz

@@ -1,6 +1,8 @@
 // Machine text: its decoder into an in-memory System, and its encoder from a
 // fixture folder (the seeds of the detector targets).
 #include <algorithm>
+#include <stdlib.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -378,19 +380,50 @@ std::string pack_fixture(const std::filesystem::path& fixture_dir) {
   return out;
 }
 
-std::string detect_machine_text(std::string_view machine_text, std::string_view backends) {
-  const auto system = MemorySystem::decode(machine_text);
+namespace {
+
+// The detection the detector targets run: `backends` alone, or "probes" for
+// the host probes alone.
+std::optional<DetectBuilder> target_builder(std::string_view backends) {
   DetectBuilder builder = DetectBuilder::none();
   if (backends == "probes") {
     builder.system_probes(true);
   } else {
     builder.system_probes(false);
-    if (!builder.select(backends)) return {};
+    if (!builder.select(backends)) return std::nullopt;
   }
+  return builder;
+}
+
+}  // namespace
+
+std::string detect_machine_text(std::string_view machine_text, std::string_view backends) {
+  const auto system = MemorySystem::decode(machine_text);
+  const auto builder = target_builder(backends);
+  if (!builder) return {};
   JsonOptions options;
   options.pretty = true;
   options.include_timings = false;
-  return to_json(builder.detect(*system), options);
+  return to_json(builder->detect(*system), options);
+}
+
+std::string pack_detection_reads(const std::filesystem::path& fixture_dir, std::string_view backends) {
+  // Nothing preloaded: the detection reads a small part of the tree.
+  FixtureOptions lazy;
+  lazy.preload_file_bytes = 0;
+  auto fixture = FixtureSystem::open(fixture_dir.string(), lazy);
+  if (!fixture) throw std::runtime_error(fixture.error().message);
+  const auto builder = target_builder(backends);
+  if (!builder) throw std::runtime_error(text::cat("unknown backend list \"", backends, "\""));
+  RecordingSystem recording(**fixture);
+  (void)builder->detect(recording);
+  std::string scratch = (std::filesystem::temp_directory_path() / "hwaccel-fuzz-XXXXXX").string();
+  if (!::mkdtemp(scratch.data())) throw std::runtime_error("cannot create a scratch folder");
+  std::string packed;
+  if (auto written = recording.write(scratch + "/fixture", "recorded", "recorded"); written) packed = pack_fixture(scratch + "/fixture");
+  std::error_code ec;
+  std::filesystem::remove_all(scratch, ec);
+  return packed;
 }
 
 }  // namespace hwaccel::fuzz

@@ -51,7 +51,7 @@ class FuzzTarget : public ::testing::TestWithParam<std::size_t> {
 };
 
 TEST_P(FuzzTarget, AcceptsEverySeed) {
-  const auto seeds = hwaccel::fuzz::seeds(source_root(), target().seed_specs);
+  const auto seeds = hwaccel::fuzz::seeds(source_root(), target().seed_specs, target().param, false);
   EXPECT_FALSE(seeds.empty()) << target().name << ": its seed specifications match nothing in the fixture tree";
   for (const auto& seed : seeds) expect_clean(seed.bytes, seed.origin);
 }
@@ -115,6 +115,18 @@ TEST(MachineText, PackedFixturesDetectLikeTheFixtures) {
     for (const std::string_view backends : {"all", "probes"})
       EXPECT_EQ(hwaccel::fuzz::detect_machine_text(packed, backends), detect_fixture(dir, backends))
           << dir.filename() << " detected with " << backends;
+  }
+}
+
+TEST(MachineText, RecordedReadsDetectLikeTheFixtures) {
+  // The detector targets' seeds (tools/fuzz): only what a detection reads.
+  for (const auto& dir : hwaccel::testing::machine_fixtures()) {
+    for (const std::string_view backends : {"all", "probes"}) {
+      const std::string packed = hwaccel::fuzz::pack_detection_reads(dir, backends);
+      if (backends == "all") EXPECT_FALSE(packed.empty()) << dir.filename();
+      EXPECT_EQ(hwaccel::fuzz::detect_machine_text(packed, backends), detect_fixture(dir, backends))
+          << dir.filename() << " reduced to what a detection with " << backends << " reads";
+    }
   }
 }
 

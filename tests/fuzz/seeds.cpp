@@ -72,7 +72,8 @@ void command_seeds(const fs::path& source_root, std::string_view argv_prefix, st
 
 }  // namespace
 
-std::vector<Seed> seeds(const fs::path& source_root, const std::vector<std::string>& specs) {
+std::vector<Seed> seeds(const fs::path& source_root, const std::vector<std::string>& specs, std::string_view param,
+                        bool reduce) {
   std::vector<Seed> out;
   for (const std::string_view spec : specs) {
     const std::size_t colon = spec.find(':');
@@ -83,14 +84,20 @@ std::vector<Seed> seeds(const fs::path& source_root, const std::vector<std::stri
         if (fs::is_regular_file(path)) out.push_back(Seed{path.string(), slurp(path)});
     } else if (kind == "command") {
       command_seeds(source_root, value, out);
-    } else if (kind == "machine") {
+    } else if (kind == "machine" || (kind == "reads" && !reduce)) {
       for (const auto& dir : glob_paths(source_root, value))
         if (fs::exists(dir / "fixture.json")) out.push_back(Seed{dir.string(), pack_fixture(dir)});
+    } else if (kind == "reads") {
+      for (const auto& dir : glob_paths(source_root, value)) {
+        if (!fs::exists(dir / "fixture.json")) continue;
+        if (std::string packed = pack_detection_reads(dir, param); !packed.empty())
+          out.push_back(Seed{dir.string(), std::move(packed)});
+      }
     } else if (kind == "text") {
       out.push_back(Seed{std::string(spec), unescape(value)});
     } else {
       throw std::runtime_error("unknown seed specification \"" + std::string(spec) +
-                               "\" (file:, command:, machine: or text:)");
+                               "\" (file:, command:, machine:, reads: or text:)");
     }
   }
   return out;
