@@ -844,6 +844,24 @@ TEST(CudaDetection, LostGpuKeepsTheOthers) {
             "Unknown Error; the 1 GPU row(s) it printed are used");
 }
 
+// Found by fuzzing (tests/fuzz/regressions/detect_cuda/free-above-total): a
+// scheduler must never read more free memory than the GPU has.
+TEST(CudaDetection, FreeMemoryAboveTheTotalIsDropped) {
+  FixtureBuilder f;
+  Row gpu = h100(0, "00000000:18:00.0");
+  gpu["memory.free"] = "99999 MiB";
+  record(f, csv(nvidia_smi_argv::query(), {gpu}), listing(1), "\tGPU0\tCPU Affinity\tNUMA Affinity\nGPU0\t X \t0-7\tN/A\n", "");
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(device(r, 0).memory_bytes, 81559ull << 20);
+  EXPECT_FALSE(device(r, 0).memory_free_bytes);
+  EXPECT_FALSE(device(r, 0).memory_used_bytes);
+  ASSERT_EQ(kinds(r), std::vector<WarningKind>{WarningKind::invalid_value}) << all_warnings(r);
+  EXPECT_EQ(r.warnings()[0].message,
+            "cuda:0 (NVIDIA H100 80GB HBM3): free memory (104856551424 bytes) exceeds its total memory "
+            "(85520809984 bytes); free and used memory are unknown");
+}
+
 TEST(CudaDetection, DuplicateIndexKeepsTheFirstRow) {
   FixtureBuilder f;
   record(f, csv(nvidia_smi_argv::query(), {h100(0, "00000000:18:00.0"), h100(0, "00000000:2A:00.0")}), listing(1),
