@@ -99,11 +99,15 @@ void detect_backend(std::string_view param, std::string_view input, Findings& fi
   const AcceleratorRegistry registry = builder.detect(*system);
   check_registry(registry, builder.options(), findings);
   // The same machine must give the same answer: nothing may depend on
-  // thread timing or uninitialised state.
-  JsonOptions stable;
-  stable.include_timings = false;
-  findings.check(to_json(builder.detect(*system), stable) == to_json(registry, stable),
-                 "two detections of the same machine differ");
+  // thread timing or uninitialised state. Checked on one input in four (by
+  // length, so that a finding reproduces): a detection costs the thread
+  // starts of its tool runs, which dominate the time of these targets.
+  if (input.size() % 4 == 0) {
+    JsonOptions stable;
+    stable.include_timings = false;
+    findings.check(to_json(builder.detect(*system), stable) == to_json(registry, stable),
+                   "two detections of the same machine differ");
+  }
 }
 
 }  // namespace hwaccel::fuzz
