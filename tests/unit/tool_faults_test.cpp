@@ -44,15 +44,6 @@ long peak_rss_kib() {
   return usage.ru_maxrss;
 }
 
-// Kills the process whose pid a fake tool wrote to `pid_file` (a grandchild
-// that left the tool's process group is not the runner's to kill).
-void kill_pid_in(const fs::path& pid_file) {
-  for (int i = 0; i < 100 && !fs::exists(pid_file); ++i) std::this_thread::sleep_for(10ms);
-  std::ifstream in(pid_file);
-  pid_t pid = 0;
-  if (in >> pid && pid > 1) ::kill(pid, SIGKILL);
-}
-
 class Faults : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -138,12 +129,17 @@ TEST_F(Faults, GrandchildThatLeftTheGroupAndHoldsThePipeIsAbandoned) {
   // The tool starts a grandchild in a session of its own (out of reach of the
   // group kill) that keeps stdout open, then exits.
   const fs::path pid_file = tools_.path() / "grandchild.pid";
-  write_script(tools_.path() / "escaper",
-               "setsid sh -c 'echo $$ > " + pid_file.string() + "; exec sleep 60' & echo answer");
+  // It waits until the grandchild has its own session (it writes its pid
+  // after setsid), or the group kill could still catch it.
+  write_script(tools_.path() / "escaper", "setsid sh -c 'echo $$ > " + pid_file.string() + "; exec sleep 60' &\n" +
+                                              "while [ ! -s " + pid_file.string() + " ]; do sleep 0.01; done\necho answer");
   const auto start = std::chrono::steady_clock::now();
   const auto r = run("escaper", 10s);
   const auto elapsed = std::chrono::steady_clock::now() - start;
-  kill_pid_in(pid_file);
+  std::ifstream in(pid_file);
+  pid_t grandchild = 0;
+  ASSERT_TRUE(in >> grandchild);
+  EXPECT_EQ(::kill(grandchild, SIGKILL), 0) << "the grandchild did not outlive the tool: the test tested nothing";
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->out, "answer\n");
   EXPECT_EQ(r->exit_code, 0);
@@ -207,9 +203,12 @@ const Fault faults[] = {
      {WarningKind::parse_error}},
     {"closes_stdout_early", "exec >&-; echo 'lost my output' >&2; sleep 0.1; exit 0", {WarningKind::parse_error}},
     {"killed_by_signal", "kill -SEGV $$", {WarningKind::tool_failed}},
-    // The grandchild gets a session of its own, out of reach of the group kill;
-    // the tool records its pid (for the test to end it) and exits at once.
-    {"grandchild_holds_pipe", "setsid sleep 60 & echo $! >> \"$(dirname \"$0\")/grandchildren\"; echo partial",
+    // The grandchild gets a session of its own, out of reach of the group
+    // kill, and writes its pid (for the test to end it) once it has; the tool
+    // waits for that, prints a little and exits.
+    {"grandchild_holds_pipe",
+     "pids=\"$(dirname \"$0\")/grandchild.$$\"; setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' \"$pids\" &\n"
+     "while [ ! -s \"$pids\" ]; do sleep 0.01; done; echo partial",
      {WarningKind::parse_error}},
     {"not_executable", "echo never", {}, Fault::not_executable},
     {"directory", "", {}, Fault::directory},
@@ -259,11 +258,15 @@ TEST_P(FaultyToolDetection, EndsInTimeWithAWarningAndTheRestIntact) {
   const auto start = std::chrono::steady_clock::now();
   const auto registry = detect(*system, b.backend);
   const auto elapsed = std::chrono::steady_clock::now() - start;
-  {
-    std::ifstream grandchildren(tools.path() / "grandchildren");
-    for (pid_t pid = 0; grandchildren >> pid;)
-      if (pid > 1) ::kill(pid, SIGKILL);
+  std::size_t escaped = 0;
+  for (const auto& entry : fs::directory_iterator(tools.path())) {
+    if (!entry.path().filename().string().starts_with("grandchild.")) continue;
+    std::ifstream in(entry.path());
+    pid_t pid = 0;
+    if (in >> pid && pid > 1 && ::kill(pid, SIGKILL) == 0) ++escaped;
   }
+  if (std::string_view(fault.name) == "grandchild_holds_pipe")
+    EXPECT_GT(escaped, 0u) << "no grandchild was still alive holding the pipe: the test tested nothing";
 
   // A detector may wait on its tool twice in a row (cuda asks `nvidia-smi -q`
   // after a failed query); far more than that means a deadline was missed.
