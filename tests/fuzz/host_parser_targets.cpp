@@ -1,7 +1,7 @@
 // Fuzz targets for the parsers of sysfs, procfs and DMI values (KFD topology
 // files, /proc/meminfo and cpuinfo, cgroup files, mountinfo, DMI strings,
-// PCI link speeds), the shared text primitives and the PCI-id tables, plus the
-// System-based sysfs readers (PCI functions, the accel class, the KFD tree).
+// PCI link speeds, InfiniBand port values), the shared text primitives and
+// the PCI-id tables, plus the System-based sysfs readers (PCI functions, the accel class, the KFD tree).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -160,6 +160,22 @@ void sysfs_readers(std::string_view, std::string_view input, Findings& findings)
   for (std::size_t i = 1; i < topology.nodes.size(); ++i)
     findings.check(topology.nodes[i - 1].id < topology.nodes[i].id, "KFD nodes not sorted by id");
   for (const auto& w : out.warnings) findings.check(w.backend == "rocm" && !w.message.empty(), "KFD warning without text");
+}
+
+void network_values(std::string_view, std::string_view input, Findings& findings) {
+  if (const auto v = parsers::parse_numbered_value(input))
+    findings.check(v->name.size() < input.size(), "infiniband: a name longer than its input");
+  if (const auto rate = parsers::parse_ib_rate(input))
+    findings.check(std::isfinite(*rate) && *rate >= 0, "infiniband: rate not finite or negative");
+}
+
+void storage_mounts(std::string_view, std::string_view input, Findings& findings) {
+  const auto mounts = parsers::parse_mountinfo(input);
+  for (const auto& m : mounts.entries) {
+    (void)parsers::network_filesystem(m.fstype, m.source);
+    findings.check(m.mount_point.size() <= input.size(), "mountinfo: a mount point longer than its input");
+  }
+  findings.check(parsers::unescape_mount_field(input).size() <= input.size(), "mountinfo: unescaping grew the text");
 }
 
 }  // namespace hwaccel::fuzz

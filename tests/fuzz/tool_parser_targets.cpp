@@ -1,6 +1,7 @@
 // Fuzz targets for the parsers of vendor tool output: nvidia-smi (query CSV,
 // -q, -L, topo -m, nvlink -s) and the driver's /proc files, vulkaninfo,
-// tpu-info, qaic-util, system_profiler and the device-tree compatible string.
+// tpu-info, qaic-util, system_profiler, the device-tree compatible string,
+// hl-smi, neuron-ls, xpu-smi and gc-info.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -137,6 +138,60 @@ void devicetree_compatible(std::string_view, std::string_view input, Findings& f
     (void)parsers::apple_chip_by_soc(dt.soc);
   }
   findings.check(dt.board.size() <= input.size(), "device tree: board longer than the input");
+}
+
+namespace {
+
+void check_finite(const std::optional<double>& v, Findings& findings, std::string_view what) {
+  if (v) findings.check(std::isfinite(*v), what);
+}
+
+}  // namespace
+
+void hl_smi(std::string_view param, std::string_view input, Findings& findings) {
+  const auto report = param == "table" ? parsers::parse_hl_smi_table(input) : parsers::parse_hl_smi_csv(input);
+  if (!report) {
+    findings.check(!report.error().message.empty(), "hl-smi: an error without a message");
+    return;
+  }
+  for (const auto& d : report->devices) {
+    check_finite(d.temperature_c, findings, "hl-smi: temperature not finite");
+    check_finite(d.power_watts, findings, "hl-smi: power not finite");
+    if (d.bus_id) findings.check(PciAddress::parse(d.bus_id->to_string()) == d.bus_id, "hl-smi: bus id round trip");
+  }
+  (void)parsers::gaudi_model_from_name(input);
+}
+
+void neuron_ls(std::string_view param, std::string_view input, Findings& findings) {
+  const auto report = param == "table" ? parsers::parse_neuron_ls_table(input) : parsers::parse_neuron_ls_json(input);
+  if (!report) {
+    findings.check(!report.error().message.empty(), "neuron-ls: an error without a message");
+    return;
+  }
+  for (const auto& d : report->devices) {
+    if (d.bus_id) findings.check(PciAddress::parse(d.bus_id->to_string()) == d.bus_id, "neuron-ls: bus id round trip");
+  }
+  (void)parsers::neuron_chip_from_instance_type(input);
+  (void)parsers::neuron_chip_from_name(input);
+}
+
+void xpu_smi(std::string_view, std::string_view input, Findings& findings) {
+  const auto devices = parsers::parse_xpu_smi_discovery(input);
+  if (!devices) return;
+  for (const auto& d : *devices)
+    for (const auto& [key, value] : d.fields) findings.check(!key.empty(), "xpu-smi: an empty key");
+  (void)parsers::is_placeholder_gpu_name(input);
+}
+
+void gc_info(std::string_view param, std::string_view input, Findings& findings) {
+  if (param == "device") {
+    if (const auto fields = parsers::parse_gc_info_device(input))
+      for (const auto& [key, value] : *fields) findings.check(!key.empty(), "gc-info -i: an empty key");
+    return;
+  }
+  if (const auto list = parsers::parse_gc_info_list(input))
+    for (const auto& entry : *list) findings.check(entry.fields.size() <= input.size(), "gc-info -l: fields from nowhere");
+  (void)parsers::ipu_architecture(input);
 }
 
 }  // namespace hwaccel::fuzz

@@ -1,0 +1,76 @@
+// Fuzz targets for the model files hwaccel plan reads: Hugging Face
+// config.json, GGUF headers and safetensors headers.
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fuzz_support.hpp"
+
+import hwaccel;
+
+namespace hwaccel::fuzz {
+
+namespace {
+
+void check_model(const ModelDescription& m, Findings& findings, std::string_view source) {
+  findings.check(m.parameters > 0, source);
+  findings.check(m.active_parameters <= m.parameters, "model: more active than total parameters");
+  findings.check(m.architecture.layers > 0, "model: an accepted model without layers");
+  if (m.stored) {
+    std::uint64_t layers = 0;
+    for (const auto b : m.stored->layer_bytes) layers += b;
+    findings.check(m.stored->total_bytes() >= layers, "model: stored bytes below the sum of its layers");
+  }
+}
+
+// The model readers take a path: each process writes its inputs to a folder
+// of its own (no config.json beside them, so safetensors infers the shape).
+std::filesystem::path scratch_file(std::string_view name) {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("hwaccel-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir / name;
+}
+
+std::optional<std::filesystem::path> write_scratch(std::string_view name, std::string_view input) {
+  const auto path = scratch_file(name);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(input.data(), static_cast<std::streamsize>(input.size()));
+  if (!out) return std::nullopt;
+  return path;
+}
+
+}  // namespace
+
+void config_json(std::string_view, std::string_view input, Findings& findings) {
+  const auto model = model_from_config_json(input);
+  if (!model) return;
+  check_model(*model, findings, "config.json: a model without parameters");
+  // What was accepted must plan without crashing at its native precision.
+  (void)weight_layout(*model, QuantizationLevel::bf16);
+}
+
+void gguf(std::string_view, std::string_view input, Findings& findings) {
+  const auto path = write_scratch("input.gguf", input);
+  if (!path) return;
+  const auto model = read_gguf(*path);
+  if (!model) return;
+  check_model(*model, findings, "GGUF: a model without parameters");
+}
+
+void safetensors(std::string_view, std::string_view input, Findings& findings) {
+  const auto path = write_scratch("model.safetensors", input);
+  if (!path) return;
+  const auto model = read_safetensors(*path);
+  if (!model) return;
+  check_model(*model, findings, "safetensors: a model without parameters");
+}
+
+}  // namespace hwaccel::fuzz
