@@ -37,27 +37,6 @@ struct PlanArgs {
   std::size_t max_shards = 32;
 };
 
-// "7000000000", "7e9", "7B", "70b", "1.5T", "350M".
-std::optional<std::uint64_t> parse_params(std::string_view s) {
-  s = text::trim(s);
-  double scale = 1;
-  if (!s.empty()) {
-    switch (text::to_lower(s.back())) {
-      case 'k': scale = 1e3; break;
-      case 'm': scale = 1e6; break;
-      case 'b': scale = 1e9; break;
-      case 't': scale = 1e12; break;
-      default: break;
-    }
-    if (scale != 1) s.remove_suffix(1);
-  }
-  const auto v = text::parse_double(s);
-  if (!v || !(*v > 0)) return std::nullopt;
-  const double n = std::round(*v * scale);
-  if (n < 1 || n > 1.8e19) return std::nullopt;
-  return static_cast<std::uint64_t>(n);
-}
-
 std::string bytes_text(std::uint64_t b) {
   const double v = static_cast<double>(b);
   if (v >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", v / (1024.0 * 1024 * 1024));
@@ -166,7 +145,7 @@ int run_plan(const PlanArgs& a) {
 
   ModelDescription model;
   if (!a.params.empty()) {
-    const auto n = parse_params(a.params);
+    const auto n = parse_parameter_count(a.params);
     if (!n) {
       std::cerr << "hwaccel plan: --params: '" << a.params << "' is not a positive parameter count (e.g. 7e9, 70B)\n";
       return exit_usage;

@@ -58,27 +58,6 @@ struct TrainArgs {
   bool pretty = false;
 };
 
-// "7000000000", "7e9", "7B", "70b", "1.5T", "350M".
-std::optional<std::uint64_t> parse_params(std::string_view s) {
-  s = text::trim(s);
-  double scale = 1;
-  if (!s.empty()) {
-    switch (text::to_lower(s.back())) {
-      case 'k': scale = 1e3; break;
-      case 'm': scale = 1e6; break;
-      case 'b': scale = 1e9; break;
-      case 't': scale = 1e12; break;
-      default: break;
-    }
-    if (scale != 1) s.remove_suffix(1);
-  }
-  const auto v = text::parse_double(s);
-  if (!v || !(*v > 0)) return std::nullopt;
-  const double n = std::round(*v * scale);
-  if (n < 1 || n > 1.8e19) return std::nullopt;
-  return static_cast<std::uint64_t>(n);
-}
-
 std::string gb(std::uint64_t b) { return fmt::format("{:.2f} GB", static_cast<double>(b) / 1e9); }
 
 std::string count_text(std::uint64_t n) {
@@ -243,7 +222,7 @@ int run_train(const TrainArgs& a) {
 
   ModelDescription model;
   if (!a.params.empty()) {
-    const auto n = parse_params(a.params);
+    const auto n = parse_parameter_count(a.params);
     if (!n) return usage(text::cat("--params: '", a.params, "' is not a positive parameter count (e.g. 7e9, 70B)"));
     auto m = ModelDescription::from_parameter_count(*n);
     if (!m) return usage(text::cat("--params: ", m.error().message));

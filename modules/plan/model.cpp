@@ -283,4 +283,24 @@ Result<ModelDescription> ModelDescription::from_parameter_count(std::uint64_t pa
   return d;
 }
 
+std::optional<std::uint64_t> parse_parameter_count(std::string_view s) noexcept {
+  s = text::trim(s);
+  double scale = 1;
+  if (!s.empty()) {
+    switch (text::to_lower(s.back())) {
+      case 'k': scale = 1e3; break;
+      case 'm': scale = 1e6; break;
+      case 'b': scale = 1e9; break;
+      case 't': scale = 1e12; break;
+      default: break;
+    }
+    if (scale != 1) s.remove_suffix(1);
+  }
+  const auto v = text::parse_double(s);
+  if (!v || !(*v > 0)) return std::nullopt;
+  const double n = std::round(*v * scale);
+  if (n < 1 || n > 1.8e19) return std::nullopt;
+  return static_cast<std::uint64_t>(n);
+}
+
 }  // namespace hwaccel

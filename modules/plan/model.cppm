@@ -247,4 +247,9 @@ Result<ModelDescription> read_safetensors(const std::filesystem::path& path);
 /// .safetensors or a *.safetensors.index.json.
 Result<ModelDescription> load_model(std::string_view file_or_name);
 
+/// A parameter count as people write it: "7000000000", "7e9", "7B", "70b",
+/// "1.5T", "350M" (K, M, B, T are powers of 1000). nullopt for anything
+/// else, zero, or more than 2^64.
+std::optional<std::uint64_t> parse_parameter_count(std::string_view text) noexcept;
+
 }  // namespace hwaccel
