@@ -44,7 +44,7 @@
 
 /* Version of this C interface. It changes only when an existing declaration
  * changes incompatibly; additions keep it. */
-#define HWACCEL_C_API_VERSION 1
+#define HWACCEL_C_API_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -217,6 +217,56 @@ HWACCEL_API const char* hwaccel_warning_backend(const hwaccel_warning* warning);
 HWACCEL_API const char* hwaccel_warning_kind(const hwaccel_warning* warning);
 /* Names the file or command and what was wrong. */
 HWACCEL_API const char* hwaccel_warning_message(const hwaccel_warning* warning);
+
+/* ---- planning and training estimates (C API version 2) ------------------ */
+
+/* A plan or training request: the model and its settings, each set by the
+ * name of the matching `hwaccel plan` / `hwaccel train` option (without the
+ * dashes). Values are checked when the request is used, and an error names
+ * the key. Keys:
+ *   model          catalogue id ("llama-3.1-70b"), or a config.json, .gguf,
+ *                  .safetensors, *.safetensors.index.json or model folder
+ *   params         parameter count instead of a model ("7e9", "70B")
+ *   devices        plan for hypothetical devices ("8xH100-SXM-80GB") when
+ *                  the registry given is NULL
+ *   reserve        share of each device's memory kept free (0 to 0.95)
+ * plan:   quant, kv-dtype, context, batch, objective (throughput|latency),
+ *         formats (hf|gguf), offload (true|false)
+ * train:  method, optimizer, precision, zero, offload (none|optimizer|params),
+ *         dp, tp, pp, sequence-parallel, micro-batch, micro-batches, seq,
+ *         recompute, attention, dropout, lora-rank, lora-targets, qlora-bits,
+ *         double-quant, base-quant, frozen-quant, adapter, prefix-length,
+ *         prefix-projection, teacher, reward-model
+ * Booleans are true/false (or 1/0, yes/no). */
+typedef struct hwaccel_request hwaccel_request;
+
+/* A new, empty request (NULL when out of memory); free with hwaccel_request_free. */
+HWACCEL_API hwaccel_request* hwaccel_request_new(void);
+HWACCEL_API void hwaccel_request_free(hwaccel_request* request);
+/* Sets `key` to `value` (NUL-terminated), replacing an earlier value; a NULL
+ * value removes the key. An unknown key is HWACCEL_ERROR_INVALID_ARGUMENT. */
+HWACCEL_API hwaccel_status hwaccel_request_set(hwaccel_request* request, const char* key, const char* value,
+                                               hwaccel_error** error);
+
+/* A registry of hypothetical devices from the published-spec table
+ * ("8xH100-SXM-80GB", "2xRTX-4090+1xRTX-3090"; `hwaccel specs` lists them). */
+HWACCEL_API hwaccel_status hwaccel_registry_hypothetical(const char* devices, hwaccel_registry** out,
+                                                         hwaccel_error** error);
+
+/* Plans how the request's model runs on the registry's devices (or on the
+ * request's hypothetical `devices` when `registry` is NULL) and returns the
+ * plan as JSON (docs/planning.md), as `hwaccel plan --json` prints it; flags
+ * as for hwaccel_registry_to_json (HWACCEL_JSON_PRETTY). A plan that does not
+ * fit is HWACCEL_OK with "fits": false; a model that cannot be read or run
+ * at all is an error. */
+HWACCEL_API hwaccel_status hwaccel_plan_json(const hwaccel_registry* registry, const hwaccel_request* request,
+                                             uint32_t flags, char** out, size_t* length, hwaccel_error** error);
+
+/* Estimates the training memory of the request (docs/training.md) and checks
+ * it against the registry's devices (or the hypothetical `devices`), as
+ * `hwaccel train --json` prints it. */
+HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, const hwaccel_request* request,
+                                              uint32_t flags, char** out, size_t* length, hwaccel_error** error);
 
 #ifdef __cplusplus
 } /* extern "C" */

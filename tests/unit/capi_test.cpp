@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "../test_support.hpp"
 
@@ -348,6 +350,130 @@ TEST(CApi, StatusNamesAreStable) {
   // behaviour, not a load of an out-of-range enum (UBSan checks that).
   EXPECT_EQ(str(hwaccel_status_name(static_cast<hwaccel_status>(999))), "unknown");
   EXPECT_EQ(str(hwaccel_status_name(HWACCEL_STATUS_MAX_ENUM)), "unknown");
+}
+
+}  // namespace
+
+namespace {
+
+struct RequestFree {
+  void operator()(hwaccel_request* r) const noexcept { hwaccel_request_free(r); }
+};
+using RequestPtr = std::unique_ptr<hwaccel_request, RequestFree>;
+
+RequestPtr request(const std::vector<std::pair<const char*, const char*>>& values) {
+  RequestPtr r(hwaccel_request_new());
+  for (const auto& [key, value] : values) EXPECT_EQ(hwaccel_request_set(r.get(), key, value, nullptr), HWACCEL_OK) << key;
+  return r;
+}
+
+// The status and message of a failed hwaccel_plan_json or hwaccel_train_json.
+std::pair<hwaccel_status, std::string> failure(bool train, const hwaccel_registry* registry, const hwaccel_request* r) {
+  char* json = reinterpret_cast<char*>(1);
+  hwaccel_error* raw = nullptr;
+  const hwaccel_status status = train ? hwaccel_train_json(registry, r, 0, &json, nullptr, &raw)
+                                      : hwaccel_plan_json(registry, r, 0, &json, nullptr, &raw);
+  ErrorPtr error(raw);
+  EXPECT_EQ(json, nullptr);
+  return {status, error ? hwaccel_error_message(error.get()) : ""};
+}
+
+TEST(CApiPlan, PlanMatchesTheLibrary) {
+  const auto r = request({{"model", "llama-3.1-8b"}, {"devices", "2xRTX-4090"}, {"context", "16384"}, {"batch", "4"}});
+  char* raw = nullptr;
+  size_t length = 0;
+  ASSERT_EQ(hwaccel_plan_json(nullptr, r.get(), HWACCEL_JSON_PRETTY, &raw, &length, nullptr), HWACCEL_OK);
+  StringPtr json(raw);
+  hwaccel::InferenceSettings settings;
+  settings.context = 16384;
+  settings.batch = 4;
+  const auto expected = hwaccel::plan_inference(hwaccel::hypothetical_registry("2xRTX-4090").value(),
+                                                hwaccel::catalogue_model("llama-3.1-8b").value(), settings);
+  ASSERT_TRUE(expected);
+  EXPECT_EQ(std::string(json.get(), length), hwaccel::to_json(*expected, true));
+}
+
+TEST(CApiPlan, RegistryFromTheCallerOrDevicesNotBoth) {
+  const auto r = request({{"params", "7B"}, {"devices", "1xA100-SXM4-80GB"}});
+  RegistryPtr registry;
+  {
+    hwaccel_registry* raw = nullptr;
+    ASSERT_EQ(hwaccel_registry_hypothetical("1xH100-SXM-80GB", &raw, nullptr), HWACCEL_OK);
+    registry.reset(raw);
+  }
+  EXPECT_NE(failure(false, registry.get(), r.get()).second.find("not both"), std::string::npos);
+  const auto no_devices = request({{"params", "7B"}});
+  EXPECT_NE(failure(false, nullptr, no_devices.get()).second.find("no \"devices\""), std::string::npos);
+  char* raw = nullptr;
+  ASSERT_EQ(hwaccel_plan_json(registry.get(), no_devices.get(), 0, &raw, nullptr, nullptr), HWACCEL_OK);
+  StringPtr json(raw);
+  EXPECT_NE(std::string_view(json.get()).find("H100"), std::string_view::npos);
+  hwaccel_registry* none = reinterpret_cast<hwaccel_registry*>(1);
+  EXPECT_EQ(hwaccel_registry_hypothetical("3xNo-Such-GPU", &none, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(none, nullptr);
+}
+
+TEST(CApiPlan, BadValuesNameTheirKey) {
+  struct Case {
+    bool train;
+    std::vector<std::pair<const char*, const char*>> values;
+    hwaccel_status status;
+    const char* message;
+  };
+  const Case cases[] = {
+      {false, {{"params", "7B"}, {"devices", "1xRTX-4090"}, {"context", "0"}}, HWACCEL_ERROR_INVALID_ARGUMENT, "context '0'"},
+      {false, {{"params", "7B"}, {"devices", "1xRTX-4090"}, {"quant", "q3_x"}}, HWACCEL_ERROR_INVALID_ARGUMENT, "quant 'q3_x'"},
+      {false, {{"params", "seven"}, {"devices", "1xRTX-4090"}}, HWACCEL_ERROR_INVALID_ARGUMENT, "params 'seven'"},
+      {false, {{"params", "7B"}, {"model", "llama-2-7b"}, {"devices", "1xRTX-4090"}}, HWACCEL_ERROR_INVALID_ARGUMENT,
+       "exactly one"},
+      {false, {{"model", "/nonexistent/config.json"}, {"devices", "1xRTX-4090"}}, HWACCEL_ERROR_NOT_FOUND, "model: "},
+      {false, {{"params", "7B"}, {"devices", "1xRTX-4090"}, {"offload", "maybe"}}, HWACCEL_ERROR_INVALID_ARGUMENT,
+       "offload 'maybe': not true or false"},
+      {false, {{"params", "7B"}, {"devices", "1xRTX-4090"}, {"method", "lora"}}, HWACCEL_ERROR_INVALID_ARGUMENT,
+       "'method' is a training setting"},
+      {true, {{"params", "7B"}, {"devices", "1xRTX-4090"}, {"batch", "2"}}, HWACCEL_ERROR_INVALID_ARGUMENT,
+       "'batch' is an inference-plan setting"},
+      {true, {{"params", "7B"}, {"devices", "1xRTX-4090"}, {"zero", "4"}}, HWACCEL_ERROR_INVALID_ARGUMENT, "zero '4'"},
+      {true, {{"params", "7B"}, {"devices", "1xRTX-4090"}, {"dp", "-1"}}, HWACCEL_ERROR_INVALID_ARGUMENT, "dp '-1'"},
+      {true, {{"params", "7B"}, {"devices", "1xRTX-4090"}, {"method", "distill"}}, HWACCEL_ERROR_INVALID_ARGUMENT, ""},
+  };
+  for (const auto& c : cases) {
+    const auto r = request(c.values);
+    const auto [status, message] = failure(c.train, nullptr, r.get());
+    EXPECT_EQ(status, c.status) << message;
+    EXPECT_NE(message.find(c.message), std::string::npos) << message;
+    EXPECT_FALSE(message.empty());
+  }
+}
+
+TEST(CApiPlan, TrainingEstimateMatchesTheLibrary) {
+  const auto r = request({{"model", "llama-2-7b"}, {"devices", "8xA100-SXM4-80GB"}, {"method", "full"}, {"zero", "3"},
+                          {"dp", "8"}, {"micro-batch", "2"}, {"seq", "4096"}, {"recompute", "full"}});
+  char* raw = nullptr;
+  ASSERT_EQ(hwaccel_train_json(nullptr, r.get(), 0, &raw, nullptr, nullptr), HWACCEL_OK);
+  StringPtr json(raw);
+  hwaccel::TrainingSettings s;
+  s.zero_stage = 3;
+  s.data_parallel = 8;
+  s.micro_batch = 2;
+  s.sequence = 4096;
+  s.recompute = hwaccel::Recompute::full;
+  const auto expected = hwaccel::plan_training(hwaccel::hypothetical_registry("8xA100-SXM4-80GB").value(),
+                                               hwaccel::catalogue_model("llama-2-7b").value(), s);
+  ASSERT_TRUE(expected);
+  EXPECT_EQ(std::string(json.get()), hwaccel::to_json(*expected));
+}
+
+TEST(CApiPlan, NullSafety) {
+  EXPECT_EQ(hwaccel_request_set(nullptr, "model", "x", nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  const auto r = request({{"model", "llama-2-7b"}});
+  EXPECT_EQ(hwaccel_request_set(r.get(), nullptr, "x", nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_request_set(r.get(), "model", nullptr, nullptr), HWACCEL_OK);  // removes it
+  EXPECT_NE(failure(false, nullptr, r.get()).second.find("exactly one"), std::string::npos);
+  EXPECT_EQ(hwaccel_plan_json(nullptr, nullptr, 0, nullptr, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_train_json(nullptr, r.get(), 0, nullptr, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_registry_hypothetical(nullptr, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  hwaccel_request_free(nullptr);
 }
 
 }  // namespace

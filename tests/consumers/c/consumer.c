@@ -126,6 +126,49 @@ static void check_errors(void) {
   hwaccel_detect_options_free(options);
 }
 
+/* A plan and a training estimate on hypothetical devices, as a scheduler
+ * written in C would ask for them. */
+static void check_plan_and_train(void) {
+  hwaccel_request* request = hwaccel_request_new();
+  hwaccel_error* error = NULL;
+  CHECK(request != NULL);
+  CHECK(hwaccel_request_set(request, "model", "llama-3.1-70b", &error) == HWACCEL_OK);
+  CHECK(hwaccel_request_set(request, "devices", "8xH100-SXM-80GB", &error) == HWACCEL_OK);
+  CHECK(hwaccel_request_set(request, "quant", "bf16", &error) == HWACCEL_OK);
+  CHECK(hwaccel_request_set(request, "context", "8192", &error) == HWACCEL_OK);
+  char* json = NULL;
+  size_t length = 0;
+  CHECK(hwaccel_plan_json(NULL, request, 0, &json, &length, &error) == HWACCEL_OK);
+  CHECK(json != NULL && strlen(json) == length);
+  CHECK(json && strstr(json, "\"fits\":true") != NULL);
+  hwaccel_string_free(json);
+
+  CHECK(hwaccel_request_set(request, "no-such-key", "1", &error) == HWACCEL_ERROR_INVALID_ARGUMENT);
+  CHECK(error && strstr(hwaccel_error_message(error), "no-such-key") != NULL);
+  hwaccel_error_free(error);
+  error = NULL;
+
+  /* A training-only key makes no sense for a plan. */
+  CHECK(hwaccel_request_set(request, "zero", "3", NULL) == HWACCEL_OK);
+  CHECK(hwaccel_plan_json(NULL, request, 0, &json, NULL, &error) == HWACCEL_ERROR_INVALID_ARGUMENT);
+  CHECK(json == NULL && error != NULL);
+  hwaccel_error_free(error);
+  error = NULL;
+
+  hwaccel_request_free(request);
+  request = hwaccel_request_new();
+  CHECK(hwaccel_request_set(request, "params", "7e9", NULL) == HWACCEL_OK);
+  CHECK(hwaccel_request_set(request, "method", "qlora", NULL) == HWACCEL_OK);
+  hwaccel_registry* devices = NULL;
+  CHECK(hwaccel_registry_hypothetical("1xRTX-4090", &devices, &error) == HWACCEL_OK);
+  CHECK(hwaccel_registry_device_count(devices) == 1);
+  CHECK(hwaccel_train_json(devices, request, HWACCEL_JSON_PRETTY, &json, &length, &error) == HWACCEL_OK);
+  CHECK(json && strstr(json, "\"method\"") != NULL);
+  hwaccel_string_free(json);
+  hwaccel_registry_free(devices);
+  hwaccel_request_free(request);
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s FIXTURE_DIR JSON_OUT\n", argv[0]);
@@ -192,6 +235,7 @@ int main(int argc, char** argv) {
 
   check_null_safety();
   check_errors();
+  check_plan_and_train();
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
   return failures ? 1 : 0;
 }
