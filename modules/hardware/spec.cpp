@@ -446,18 +446,6 @@ std::optional<std::uint16_t> id_property(const DeviceProfile& d, std::string_vie
   return static_cast<std::uint16_t>(*v);
 }
 
-// Case-insensitive comparison that reads '_' as '-', without allocating
-// (planners look up every device of a fleet).
-bool same_key(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] == '_' ? '-' : text::to_lower(a[i]);
-    const char y = b[i] == '_' ? '-' : text::to_lower(b[i]);
-    if (x != y) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<double> DeviceSpec::peak_tflops(ComputeType type) const noexcept {
@@ -489,7 +477,7 @@ const DeviceSpec* find_spec(std::string_view key) noexcept {
   for (const auto& s : specs)  // ids as stored in DeviceProfile::spec_id: the common case
     if (s.id == key) return &s;
   for (const auto& s : specs)
-    if (same_key(s.id, key) || same_key(s.name, key)) return &s;
+    if (text::same_identifier(s.id, key) || text::same_identifier(s.name, key)) return &s;
   return nullptr;
 }
 

@@ -35,6 +35,19 @@ inline constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
+/// Identifiers as people type them: case-insensitive, '_' read as '-'
+/// ("H100_SXM" is "h100-sxm"). Allocates nothing (planners look up every
+/// device of a fleet).
+inline constexpr bool same_identifier(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] == '_' ? '-' : to_lower(a[i]);
+    const char y = b[i] == '_' ? '-' : to_lower(b[i]);
+    if (x != y) return false;
+  }
+  return true;
+}
+
 /// Case-insensitive substring search.
 inline constexpr bool icontains(std::string_view haystack, std::string_view needle) noexcept {
   if (needle.empty()) return true;

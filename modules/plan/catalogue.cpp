@@ -150,24 +150,13 @@ constexpr std::array<CatalogueEntry, 27> catalogue = {{
 }};
 #pragma clang diagnostic pop
 
-// Case-insensitive comparison reading '_' as '-', without allocating.
-bool same_key(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] == '_' ? '-' : text::to_lower(a[i]);
-    const char y = b[i] == '_' ? '-' : text::to_lower(b[i]);
-    if (x != y) return false;
-  }
-  return true;
-}
-
 bool matches(const CatalogueEntry& e, std::string_view key) {
-  if (same_key(e.id, key) || same_key(e.hf_repo, key)) return true;
+  if (text::same_identifier(e.id, key) || text::same_identifier(e.hf_repo, key)) return true;
   const auto slash = e.hf_repo.find('/');
-  if (slash != std::string_view::npos && same_key(e.hf_repo.substr(slash + 1), key)) return true;
+  if (slash != std::string_view::npos && text::same_identifier(e.hf_repo.substr(slash + 1), key)) return true;
   std::string_view aliases = e.aliases;
   while (!aliases.empty())
-    if (same_key(text::next_token(aliases, '|'), key)) return true;
+    if (text::same_identifier(text::next_token(aliases, '|'), key)) return true;
   return false;
 }
 

@@ -28,29 +28,6 @@ using G = GgmlType;
 
 constexpr TensorEncoding bf16_encoding{"BF16", 1, 2};
 
-bool is_block_linear(TensorRole r) {
-  switch (r) {
-    case TensorRole::attn_q:
-    case TensorRole::attn_k:
-    case TensorRole::attn_v:
-    case TensorRole::attn_output:
-    case TensorRole::attn_q_a:
-    case TensorRole::attn_q_b:
-    case TensorRole::attn_kv_a:
-    case TensorRole::attn_kv_b:
-    case TensorRole::ffn_gate:
-    case TensorRole::ffn_up:
-    case TensorRole::ffn_down:
-    case TensorRole::expert_gate:
-    case TensorRole::expert_up:
-    case TensorRole::expert_down:
-    case TensorRole::shared_gate:
-    case TensorRole::shared_up:
-    case TensorRole::shared_down: return true;
-    default: return false;
-  }
-}
-
 bool is_routed_expert(TensorRole r) {
   return r == TensorRole::expert_gate || r == TensorRole::expert_up || r == TensorRole::expert_down;
 }
@@ -190,7 +167,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
 std::optional<std::uint64_t> plain_bytes(const TensorGroup& g, Q level) {
   const QuantizationInfo& q = info(level);
   const bool quantized = q.family != QuantizationFamily::floating || level == Q::fp8_e4m3 || level == Q::fp8_e5m2;
-  if (!quantized || !is_block_linear(g.role)) {
+  if (!quantized || !is_block_matrix(g.role)) {
     const TensorEncoding& e = quantized ? bf16_encoding : q.encoding;
     const auto per = e.bytes(g.rows, g.cols);
     return per ? text::checked_mul(*per, g.count) : std::nullopt;

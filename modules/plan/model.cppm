@@ -115,6 +115,32 @@ enum class TensorRole : std::uint8_t {
 
 std::string_view to_string(TensorRole role) noexcept;
 
+/// The linear-layer matrices of a transformer block (attention, MLA, dense
+/// and expert FFN projections): the tensors weight quantization and LoRA
+/// apply to. Embeddings, the head, norms and routers are not.
+constexpr bool is_block_matrix(TensorRole role) noexcept {
+  switch (role) {
+    case TensorRole::attn_q:
+    case TensorRole::attn_k:
+    case TensorRole::attn_v:
+    case TensorRole::attn_output:
+    case TensorRole::attn_q_a:
+    case TensorRole::attn_q_b:
+    case TensorRole::attn_kv_a:
+    case TensorRole::attn_kv_b:
+    case TensorRole::ffn_gate:
+    case TensorRole::ffn_up:
+    case TensorRole::ffn_down:
+    case TensorRole::expert_gate:
+    case TensorRole::expert_up:
+    case TensorRole::expert_down:
+    case TensorRole::shared_gate:
+    case TensorRole::shared_up:
+    case TensorRole::shared_down: return true;
+    default: return false;
+  }
+}
+
 /// `count` tensors of `rows` x `cols` with the same role (count > 1 for
 /// experts). `cols` is the input dimension: the one quantization blocks run
 /// along (ggml ne[0]). Vectors have rows == 1.

@@ -47,20 +47,6 @@ std::size_t table_position(std::string_view name) {
   return table.size();
 }
 
-// std::stable_sort warns (get_temporary_buffer is deprecated in this
-// libstdc++ under C++20 modules); sorting (key, position) pairs is stable too.
-template <class T, class KeyOf>
-void stable_sort_by(std::vector<T>& items, KeyOf key_of) {
-  std::vector<std::pair<decltype(key_of(items.front())), std::size_t>> order;
-  order.reserve(items.size());
-  for (std::size_t i = 0; i < items.size(); ++i) order.emplace_back(key_of(items[i]), i);
-  std::sort(order.begin(), order.end());
-  std::vector<T> sorted;
-  sorted.reserve(items.size());
-  for (const auto& entry : order) sorted.push_back(std::move(items[entry.second]));
-  items = std::move(sorted);
-}
-
 template <class T>
 void append(std::vector<T>& into, std::vector<T>&& from) {
   into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));

@@ -1,6 +1,7 @@
 // hwaccel.registry: the detected devices and host facts, queries over them,
 // and the registry's JSON form (a public, versioned contract: docs/json.md).
 module;
+#include <algorithm>
 #include <bitset>
 #include <chrono>
 #include <cstdint>
@@ -10,6 +11,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 export module hwaccel.registry;
 export import hwaccel.hardware;
@@ -346,5 +348,24 @@ class LazyRegistry {
  private:
   std::unique_ptr<State> state_;
 };
+
+}  // namespace hwaccel
+
+// Module-internal helpers of the registry's implementation units.
+namespace hwaccel {
+
+// std::stable_sort warns (get_temporary_buffer is deprecated in this
+// libstdc++ under C++20 modules); sorting (key, position) pairs is stable too.
+template <class T, class KeyOf>
+void stable_sort_by(std::vector<T>& items, KeyOf key_of) {
+  std::vector<std::pair<decltype(key_of(items.front())), std::size_t>> order;
+  order.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) order.emplace_back(key_of(items[i]), i);
+  std::sort(order.begin(), order.end());
+  std::vector<T> sorted;
+  sorted.reserve(items.size());
+  for (const auto& entry : order) sorted.push_back(std::move(items[entry.second]));
+  items = std::move(sorted);
+}
 
 }  // namespace hwaccel

@@ -30,20 +30,6 @@ bool has_device(const Inventory& inv, std::string_view id) {
   return std::any_of(inv.devices.begin(), inv.devices.end(), [&](const DeviceProfile& d) { return d.id == id; });
 }
 
-// std::stable_sort warns (get_temporary_buffer is deprecated in this
-// libstdc++ under C++20 modules); sorting (key, position) pairs is stable too.
-template <class T, class KeyOf>
-void stable_sort_by(std::vector<T>& items, KeyOf key_of) {
-  std::vector<std::pair<decltype(key_of(items.front())), std::size_t>> order;
-  order.reserve(items.size());
-  for (std::size_t i = 0; i < items.size(); ++i) order.emplace_back(key_of(items[i]), i);
-  std::sort(order.begin(), order.end());
-  std::vector<T> sorted;
-  sorted.reserve(items.size());
-  for (const auto& entry : order) sorted.push_back(std::move(items[entry.second]));
-  items = std::move(sorted);
-}
-
 // The canonical order detection produces (finalize.cpp): devices by backend
 // and index, links by their ends, each link's ends in order.
 void canonicalise(Inventory& inv) {

@@ -159,29 +159,6 @@ PrefixCount count_prefix_parameters(const ModelArchitecture& a, std::uint32_t le
   return c;
 }
 
-bool is_block_matrix(TensorRole r) noexcept {
-  switch (r) {
-    case TensorRole::attn_q:
-    case TensorRole::attn_k:
-    case TensorRole::attn_v:
-    case TensorRole::attn_output:
-    case TensorRole::attn_q_a:
-    case TensorRole::attn_q_b:
-    case TensorRole::attn_kv_a:
-    case TensorRole::attn_kv_b:
-    case TensorRole::ffn_gate:
-    case TensorRole::ffn_up:
-    case TensorRole::ffn_down:
-    case TensorRole::expert_gate:
-    case TensorRole::expert_up:
-    case TensorRole::expert_down:
-    case TensorRole::shared_gate:
-    case TensorRole::shared_up:
-    case TensorRole::shared_down: return true;
-    default: return false;
-  }
-}
-
 std::uint64_t nf4_tensor_bytes(std::uint64_t elements, bool double_quantization) noexcept {
   constexpr std::uint64_t block = 64;         // bitsandbytes' default 4-bit blocksize
   constexpr std::uint64_t nested_block = 256;  // blocks of absmax values per fp32 constant

@@ -75,11 +75,6 @@ struct PrefixCount {
 PrefixCount count_prefix_parameters(const ModelArchitecture& architecture, std::uint32_t length,
                                     std::uint32_t projection_width);
 
-/// Whether a tensor role is one of the linear layers of a block, which
-/// integer and 4-bit formats quantize (embeddings, head, norms, biases and
-/// routers stay 16-bit).
-bool is_block_matrix(TensorRole role) noexcept;
-
 /// Bytes of one tensor of `elements` weights in bitsandbytes NF4
 /// (quantize_4bit, blocks of 64): packed nibbles plus one absmax per block,
 /// fp32 (0.5 extra bits per weight) or, with double quantization, 8-bit
