@@ -10,10 +10,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <unistd.h>
 
 import hwaccel;
+
+#include "planning_registry.hpp"
 
 namespace hwaccel::cli {
 namespace {
@@ -169,26 +172,11 @@ int run_plan(const PlanArgs& a) {
     return exit_usage;
   }
 
-  AcceleratorRegistry registry;
-  if (!a.devices.empty()) {
-    auto r = hypothetical_registry(a.devices);
-    if (!r) {
-      std::cerr << "hwaccel plan: --devices: " << r.error().message << "\n";
-      return exit_usage;
-    }
-    registry = std::move(*r);
-  } else if (!a.fixture.empty()) {
-    auto fixture = FixtureSystem::open(a.fixture);
-    if (!fixture) {
-      std::cerr << "hwaccel plan: cannot replay fixture: " << fixture.error().message << "\n";
-      return exit_failure;
-    }
-    registry = DetectBuilder{}.detect(**fixture);
-  } else {
-    registry = AcceleratorRegistry::detect();
-  }
+  int failure = exit_failure;
+  auto registry = planning_registry("plan", a.devices, a.fixture, failure);
+  if (!registry) return failure;
 
-  auto plan = plan_inference(registry, model, settings);
+  auto plan = plan_inference(*registry, model, settings);
   if (!plan) {
     std::cerr << "hwaccel plan: " << plan.error().message << "\n";
     return exit_failure;

@@ -13,10 +13,13 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include <unistd.h>
 
 import hwaccel;
+
+#include "planning_registry.hpp"
 
 namespace hwaccel::cli {
 namespace {
@@ -244,23 +247,11 @@ int run_train(const TrainArgs& a) {
     aux.reward = std::move(*m);
   }
 
-  AcceleratorRegistry registry;
-  if (!a.devices.empty()) {
-    auto r = hypothetical_registry(a.devices);
-    if (!r) return usage(text::cat("--devices: ", r.error().message));
-    registry = std::move(*r);
-  } else if (!a.fixture.empty()) {
-    auto fixture = FixtureSystem::open(a.fixture);
-    if (!fixture) {
-      std::cerr << "hwaccel train: cannot replay fixture: " << fixture.error().message << "\n";
-      return exit_failure;
-    }
-    registry = DetectBuilder{}.detect(**fixture);
-  } else {
-    registry = AcceleratorRegistry::detect();
-  }
+  int failure = exit_failure;
+  auto registry = planning_registry("train", a.devices, a.fixture, failure);
+  if (!registry) return failure;
 
-  auto estimate = plan_training(registry, model, s, aux);
+  auto estimate = plan_training(*registry, model, s, aux);
   if (!estimate) {
     std::cerr << "hwaccel train: " << estimate.error().message << "\n";
     return estimate.error().kind == ErrorKind::invalid_input ? exit_usage : exit_failure;
