@@ -25,6 +25,7 @@ module;
 #include <unistd.h>
 
 #include <simdjson.h>
+#include "json_input.hpp"
 module hwaccel.detect;
 
 namespace hwaccel {
@@ -247,7 +248,7 @@ bool safe_relative_path(std::string_view p) {
 Result<FixtureManifest> parse_fixture_manifest(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+  if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat("fixture.json is not valid JSON: ", simdjson::error_message(err)));
   simdjson::dom::object root;
   if (doc.get_object().get(root) != simdjson::SUCCESS)

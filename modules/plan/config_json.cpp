@@ -12,6 +12,7 @@ module;
 #include <vector>
 
 #include <simdjson.h>
+#include "json_input.hpp"
 module hwaccel.plan;
 
 namespace hwaccel {
@@ -81,7 +82,7 @@ Result<ModelDescription> model_from_config_json(std::string_view json, std::stri
                 text::cat(name, " is ", json.size(), " bytes; a config.json is at most ", max_config_json_bytes));
   simdjson::dom::parser parser;
   element doc;
-  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+  if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat(name, " is not valid JSON: ", simdjson::error_message(err)));
   ConfigReader r;
   r.name = name;

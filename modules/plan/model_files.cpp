@@ -20,6 +20,7 @@ module;
 #include <unistd.h>
 
 #include <simdjson.h>
+#include "json_input.hpp"
 module hwaccel.plan;
 
 namespace hwaccel {
@@ -479,7 +480,7 @@ Result<std::vector<SafetensorsTensor>> read_safetensors_header(const std::filesy
 
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (const auto err = parser.parse(header.data(), header.size()).get(doc); err != simdjson::SUCCESS)
+  if (const auto err = json_input::parse(parser, header).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat(path.string(), ": safetensors header is not valid JSON: ",
                                                   simdjson::error_message(err)));
   simdjson::dom::object root;
@@ -687,7 +688,7 @@ Result<ModelDescription> read_safetensors_index(const std::filesystem::path& pat
   if (auto r = opened->read_at(0, json.data(), size); !r) return fail(r.error());
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+  if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat(path.string(), " is not valid JSON: ", simdjson::error_message(err)));
   simdjson::dom::object weight_map;
   if (doc["weight_map"].get_object().get(weight_map) != simdjson::SUCCESS)

@@ -25,6 +25,7 @@ module;
 #include <unistd.h>
 
 #include <simdjson.h>
+#include "json_input.hpp"
 module hwaccel.registry;
 
 namespace hwaccel {
@@ -169,7 +170,7 @@ Result<std::optional<DiskCache::Entry>> DiskCache::load() const {
   const std::string_view header_text = std::string_view(data).substr(0, newline);
   simdjson::dom::parser parser;
   simdjson::dom::object header;
-  if (parser.parse(header_text.data(), header_text.size()).get_object().get(header) != simdjson::SUCCESS)
+  if (json_input::parse(parser, header_text).get_object().get(header) != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat(path_, ": the header is not a JSON object"));
   std::uint64_t format = 0, schema = 0;
   std::int64_t written_ms = 0;

@@ -12,6 +12,7 @@ module;
 #include <vector>
 
 #include <simdjson.h>
+#include "json_input.hpp"
 module hwaccel.registry;
 
 namespace hwaccel {
@@ -613,7 +614,7 @@ class Reader {
 Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
   simdjson::dom::parser parser;
   element doc;
-  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+  if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat("registry JSON is not valid JSON: ", simdjson::error_message(err)));
   object root;
   if (doc.get_object().get(root) != simdjson::SUCCESS) return fail(ErrorKind::parse_error, "registry JSON must be an object");

@@ -5,6 +5,7 @@
 // Intel Mac gives its integrated and discrete GPUs.
 module;
 #include <simdjson.h>
+#include "json_input.hpp"
 
 #include <algorithm>
 #include <array>
@@ -89,7 +90,7 @@ constexpr std::array<VendorName, 5> gpu_vendors = {{
 Result<simdjson::dom::array> top_array(simdjson::dom::parser& parser, std::string_view json, std::string_view key,
                                        std::string_view command) {
   simdjson::dom::element doc;
-  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+  if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat(command, " did not print JSON (", simdjson::error_message(err), "): ",
                                                   text::excerpt(text::trim(json), 60)));
   simdjson::dom::array array;

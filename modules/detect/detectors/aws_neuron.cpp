@@ -14,6 +14,7 @@ module;
 #include <vector>
 
 #include <simdjson.h>
+#include "json_input.hpp"
 module hwaccel.detect;
 
 namespace hwaccel {
@@ -190,7 +191,7 @@ bool collect_device_arrays(element e, int depth, NeuronLsReport& report) {
 Result<NeuronLsReport> parse_neuron_ls_json(std::string_view json) {
   simdjson::dom::parser parser;
   element doc;
-  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+  if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat("neuron-ls JSON is not valid JSON: ", simdjson::error_message(err)));
   NeuronLsReport report;
   array top;
