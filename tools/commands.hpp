@@ -26,5 +26,9 @@ int run_detect(const DetectArgs& args);
 Command add_detect_command(CLI::App& app);
 Command add_capture_command(CLI::App& app);
 Command add_backends_command(CLI::App& app);
+Command add_plan_command(CLI::App& app);
+Command add_specs_command(CLI::App& app);
+Command add_models_command(CLI::App& app);
+Command add_train_command(CLI::App& app);
 
 }  // namespace hwaccel::cli

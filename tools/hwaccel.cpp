@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   commands.push_back(add_detect_command(app));
   commands.push_back(add_capture_command(app));
   commands.push_back(add_backends_command(app));
+  commands.push_back(add_plan_command(app));
+  commands.push_back(add_specs_command(app));
+  commands.push_back(add_models_command(app));
+  commands.push_back(add_train_command(app));
 
   // Bare `hwaccel [detect options]` means `hwaccel detect`.
   DetectArgs top_args;

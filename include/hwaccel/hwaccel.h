@@ -70,7 +70,11 @@ typedef enum hwaccel_status {
   HWACCEL_ERROR_PARSE = 12,           /* input did not have the expected form */
   HWACCEL_ERROR_UNSUPPORTED = 13,
   HWACCEL_ERROR_OUT_OF_MEMORY = 14,
-  HWACCEL_ERROR_INTERNAL = 15         /* a bug in hwaccel: please report it */
+  HWACCEL_ERROR_INTERNAL = 15,        /* a bug in hwaccel: please report it */
+  /* Not a status: makes the type as wide as int, so that a value a later
+   * version adds is a valid hwaccel_status for this one too (C++ gives an
+   * enum only the range its enumerators need). */
+  HWACCEL_STATUS_MAX_ENUM = 0x7fffffff
 } hwaccel_status;
 
 /* An error: its status and one human-readable sentence. */

@@ -168,6 +168,7 @@ HWACCEL_API const char* hwaccel_status_name(hwaccel_status status) {
     case HWACCEL_ERROR_UNSUPPORTED: return "unsupported";
     case HWACCEL_ERROR_OUT_OF_MEMORY: return "out_of_memory";
     case HWACCEL_ERROR_INTERNAL: return "internal";
+    case HWACCEL_STATUS_MAX_ENUM: break;
   }
   return "unknown";
 }

@@ -36,15 +36,19 @@ std::vector<AccelNode> accel_nodes(const System& sys) {
 
 std::vector<AccelFunction> accel_functions_of_driver(const System& sys, std::string_view driver) {
   std::vector<AccelFunction> out;
+  const auto known = [&out](const PciAddress& address) {
+    return std::any_of(out.begin(), out.end(), [&](const AccelFunction& f) { return f.address == address; });
+  };
   for (auto& node : accel_nodes(sys)) {
     if (!node.pci_address || !node.driver || *node.driver != driver) continue;
+    // Two class entries naming one parent (a damaged or hand-made tree) are
+    // one device: the lowest-numbered node stands for it.
+    if (known(*node.pci_address)) continue;
     const PciAddress address = *node.pci_address;
     out.push_back(AccelFunction{address, std::move(node)});
   }
-  for (const PciAddress& address : pci_functions_of_driver(sys, driver)) {
-    const bool known = std::any_of(out.begin(), out.end(), [&](const AccelFunction& f) { return f.address == address; });
-    if (!known) out.push_back(AccelFunction{address, std::nullopt});
-  }
+  for (const PciAddress& address : pci_functions_of_driver(sys, driver))
+    if (!known(address)) out.push_back(AccelFunction{address, std::nullopt});
   std::sort(out.begin(), out.end(), [](const AccelFunction& a, const AccelFunction& b) { return a.address < b.address; });
   return out;
 }

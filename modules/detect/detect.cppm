@@ -22,6 +22,13 @@ std::span<const Detector* const> detector_table() noexcept;
 /// same PCI device, with visibility to this process resolved.
 Inventory detect_inventory(const System& system, const DetectOptions& options = {});
 
+/// The finalize pass that recognises devices in the published-spec table
+/// (spec_match.cpp): sets DeviceProfile::spec_id of every non-CPU device
+/// without one that match_spec() matches, with PCI ids from the device's
+/// properties or, failing that, from sysfs under its PCI bus id. Figures stay
+/// in the table; nothing else of the device changes.
+void match_device_specs(Inventory& inventory, const System& system);
+
 /// Cross-backend passes after every detector has finished (finalize.cpp):
 /// canonical order, merging of devices seen by two backends, visibility,
 /// NIC affinity. detect_inventory runs it; it is exported for callers that

@@ -1,14 +1,39 @@
 // Cross-backend passes over a finished detection.
 module;
 #include <algorithm>
+#include <string_view>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 module hwaccel.detect;
 
 namespace hwaccel {
 
+namespace {
+
+// Free or used memory above the total is no measurement (a tool's garbage, a
+// driver bug): a scheduler must never read more free memory than exists.
+void drop_impossible_memory(Inventory& inv) {
+  for (auto& d : inv.devices) {
+    if (!d.memory_bytes) continue;
+    for (auto [field, name] : {std::pair{&d.memory_free_bytes, "free"}, std::pair{&d.memory_used_bytes, "used"}}) {
+      if (!*field || **field <= *d.memory_bytes) continue;
+      inv.warnings.push_back(Warning{
+          std::string(to_string(d.backend)), WarningKind::invalid_value,
+          text::cat(d.id.empty() ? device_id(d.backend, d.index) : d.id, " (", text::excerpt(d.name, 60), "): ", name,
+                    " memory (", **field, " bytes) exceeds its total memory (", *d.memory_bytes,
+                    " bytes); free and used memory are unknown")});
+      d.memory_free_bytes.reset();
+      d.memory_used_bytes.reset();
+    }
+  }
+}
+
+}  // namespace
+
 void finalize_inventory(Inventory& inv, const System& system, const DetectOptions& options) {
+  drop_impossible_memory(inv);
   // Before ordering: a Vulkan device folded into its native twin leaves the list.
   merge_vulkan_devices(inv, system);
   if (options.enabled(Backend::vulkan)) warn_unreported_render_nodes(inv, system);
@@ -29,6 +54,8 @@ void finalize_inventory(Inventory& inv, const System& system, const DetectOption
   });
   if (has_gpus) resolve_visibility(inv.devices, visibility_inputs(system, inv.system.environment), inv.warnings);
   assign_network_affinity(inv, system);
+  // Published figures for the devices the spec table knows (spec_match.cpp).
+  match_device_specs(inv, system);
   // Running the passes again over a finalized inventory (LazyRegistry joins
   // finalized parts) must not repeat their warnings.
   std::vector<Warning> unique;

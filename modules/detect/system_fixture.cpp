@@ -9,12 +9,14 @@ module;
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <dirent.h>
@@ -36,9 +38,10 @@ struct Node {
   std::uint64_t size = 0;
   std::uint32_t mode = 0;
   std::string link;                // symlink target
-  std::string disk_path;           // regular file: where its bytes are
+  std::string disk_path;           // regular file: its path below root/ ("sys/class/...")
   std::optional<std::string> data; // preloaded content (whole file, or the first preload bytes)
   bool data_complete = false;
+  bool unreadable = false;         // a directory that could not be listed (permissions)
   std::map<std::string, std::unique_ptr<Node>, std::less<>> children;  // directory
 };
 
@@ -54,32 +57,45 @@ std::vector<std::string_view> components(std::string_view path) {
 class FileDescriptor {
  public:
   explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  FileDescriptor& operator=(FileDescriptor&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
   ~FileDescriptor() {
     if (fd_ >= 0) ::close(fd_);
   }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
   int get() const noexcept { return fd_; }
+  /// Gives the descriptor up (to fdopendir, which then owns it).
+  int release() noexcept { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
 };
 
-// Reads at most `cap` bytes of a regular file inside the fixture; `truncated`
-// when more is there. Opens with O_NOFOLLOW|O_NONBLOCK and checks the type, so
-// a FIFO or a link planted after indexing is never followed or blocked on.
-Result<FileContent> read_disk_file(const std::string& disk_path, std::size_t cap, std::string_view shown) {
-  FileDescriptor fd(::open(disk_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
-  if (fd.get() < 0) {
-    const int err = errno;
-    return fail(err == EACCES || err == EPERM ? ErrorKind::permission_denied : ErrorKind::io_error,
-                text::cat("cannot open ", shown, " in the fixture: ", std::strerror(err)));
-  }
+// O_NOFOLLOW makes a symbolic link fail with ELOOP: in the fixture's own
+// folders (indexed without links) that is a link planted since.
+Error open_error(int err, std::string_view shown) {
+  return Error{err == EACCES || err == EPERM ? ErrorKind::permission_denied
+               : err == ELOOP                ? ErrorKind::not_regular_file
+                                             : ErrorKind::io_error,
+               text::cat("cannot open ", shown, " in the fixture: ",
+                         err == ELOOP ? "a symbolic link is on its way, and none is followed" : std::strerror(err))};
+}
+
+// Reads at most `cap` bytes of the regular file open on `fd`; `truncated`
+// when more is there. The type is checked on the descriptor, so a FIFO or
+// device node is never read.
+Result<FileContent> read_open_file(const FileDescriptor& fd, std::size_t cap, std::string_view shown) {
   struct stat st{};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(ErrorKind::not_regular_file, text::cat("refusing to read ", shown, ": not a regular file"));
+  cap = std::min<std::size_t>(cap, std::numeric_limits<std::size_t>::max() - 1);
   FileContent content;
-  const std::size_t want = std::min<std::uint64_t>(cap, static_cast<std::uint64_t>(st.st_size) + 1);
+  const std::size_t want = std::min<std::uint64_t>(cap, static_cast<std::uint64_t>(st.st_size)) + 1;
   content.data.resize(std::min<std::size_t>(want, 1 << 16));
   std::size_t got = 0;
   while (got < cap + 1) {
@@ -100,6 +116,37 @@ Result<FileContent> read_disk_file(const std::string& disk_path, std::size_t cap
   return content;
 }
 
+constexpr int file_open_flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+
+// Reads a file by path, refusing a symbolic link as its last component and
+// never blocking on a FIFO (O_NONBLOCK).
+Result<FileContent> read_disk_file(const std::string& disk_path, std::size_t cap, std::string_view shown) {
+  FileDescriptor fd(::open(disk_path.c_str(), file_open_flags));
+  if (fd.get() < 0) return fail(open_error(errno, shown));
+  return read_open_file(fd, cap, shown);
+}
+
+// Reads `relative` below the directory `base`, one component at a time with
+// O_NOFOLLOW: no symbolic link is followed on the way, so a link planted in
+// the fixture after it was indexed cannot lead a read outside it.
+Result<FileContent> read_file_beneath(const std::string& base, std::string_view relative, std::size_t cap,
+                                      std::string_view shown) {
+  FileDescriptor dir(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (dir.get() < 0) return fail(open_error(errno, shown));
+  const std::vector<std::string_view> parts = components(relative);
+  if (parts.empty()) return fail(ErrorKind::io_error, text::cat("cannot read ", shown, ": it is a directory"));
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    const std::string name(parts[i]);
+    FileDescriptor next(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (next.get() < 0) return fail(open_error(errno, shown));
+    dir = std::move(next);
+  }
+  const std::string last(parts.back());
+  FileDescriptor fd(::openat(dir.get(), last.c_str(), file_open_flags));
+  if (fd.get() < 0) return fail(open_error(errno, shown));
+  return read_open_file(fd, cap, shown);
+}
+
 FileType type_of(mode_t mode) noexcept {
   if (S_ISREG(mode)) return FileType::regular;
   if (S_ISDIR(mode)) return FileType::directory;
@@ -116,39 +163,54 @@ struct Indexer {
   std::size_t entries = 0;
   std::size_t preloaded = 0;
 
-  // Indexes `dir_path` (a real directory inside the fixture) into `node`,
-  // never following links: each link is recorded as text.
-  Result<void> index(const std::string& dir_path, Node& node, int depth) {
-    if (depth > 256) return fail(ErrorKind::invalid_input, text::cat("fixture tree too deep at ", dir_path));
-    std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(dir_path.c_str()), &::closedir);
-    if (!dir) return fail(ErrorKind::io_error, text::cat("cannot list fixture folder ", dir_path, ": ", std::strerror(errno)));
+  // Indexes the open directory `dir_fd` (below root/ at `relative`) into
+  // `node`. Everything is opened relative to its parent's descriptor with
+  // O_NOFOLLOW, and links are recorded as text, never followed, so nothing
+  // outside the fixture is touched even if the tree changes meanwhile. A
+  // folder that cannot be listed is kept, marked unreadable.
+  Result<void> index(FileDescriptor dir_fd, const std::string& relative, Node& node, int depth) {
+    if (depth > 256) return fail(ErrorKind::invalid_input, text::cat("fixture tree too deep at root/", relative));
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(dir_fd.get()), &::closedir);
+    if (!dir) return fail(ErrorKind::io_error, text::cat("cannot list fixture folder root/", relative, ": ", std::strerror(errno)));
+    dir_fd.release();
+    const int fd = ::dirfd(dir.get());
     while (const dirent* e = ::readdir(dir.get())) {
       const std::string_view name(e->d_name);
       if (name == "." || name == "..") continue;
       if (++entries > options.max_entries)
         return fail(ErrorKind::invalid_input, text::cat("fixture root has more than ", options.max_entries, " entries"));
-      const std::string child_path = dir_path + "/" + std::string(name);
+      const std::string child_relative = relative.empty() ? std::string(name) : relative + "/" + std::string(name);
       struct stat st{};
-      if (::lstat(child_path.c_str(), &st) != 0) continue;
+      if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       auto child = std::make_unique<Node>();
       child->type = type_of(st.st_mode);
       child->size = static_cast<std::uint64_t>(st.st_size);
       child->mode = static_cast<std::uint32_t>(st.st_mode & 07777);
       if (child->type == FileType::directory) {
-        if (auto r = index(child_path, *child, depth + 1); !r) return r;
+        FileDescriptor sub(::openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+        if (sub.get() < 0) {
+          if (errno != EACCES && errno != EPERM) continue;
+          child->unreadable = true;
+        } else if (auto r = index(std::move(sub), child_relative, *child, depth + 1); !r) {
+          if (r.error().kind != ErrorKind::permission_denied) return r;
+          child->unreadable = true;
+        }
       } else if (child->type == FileType::symlink) {
         std::string target(4096, '\0');
-        const ssize_t n = ::readlink(child_path.c_str(), target.data(), target.size());
+        const ssize_t n = ::readlinkat(fd, e->d_name, target.data(), target.size());
         if (n < 0 || static_cast<std::size_t>(n) >= target.size()) continue;
         target.resize(static_cast<std::size_t>(n));
         child->link = std::move(target);
       } else if (child->type == FileType::regular) {
-        child->disk_path = child_path;
+        child->disk_path = child_relative;
         if (child->size <= options.preload_file_bytes && preloaded + child->size <= options.preload_total_bytes) {
-          if (auto content = read_disk_file(child_path, options.preload_file_bytes, child_path); content) {
-            preloaded += content->data.size();
-            child->data_complete = !content->truncated;
-            child->data = std::move(content->data);
+          FileDescriptor file(::openat(fd, e->d_name, file_open_flags));
+          if (file.get() >= 0) {
+            if (auto content = read_open_file(file, options.preload_file_bytes, child_relative)) {
+              preloaded += content->data.size();
+              child->data_complete = !content->truncated;
+              child->data = std::move(content->data);
+            }
           }
         }
       }
@@ -403,6 +465,8 @@ struct FixtureSystem::State {
       const Node* dir = dirs[depth - 1];
       if (dir->type != FileType::directory)
         return fail(ErrorKind::not_found, text::cat(path, ": a component is not a directory"));
+      if (dir->unreadable)
+        return fail(ErrorKind::permission_denied, text::cat(path, ": a folder on the way could not be read"));
       const auto it = dir->children.find(comp);
       if (it == dir->children.end()) return fail(ErrorKind::not_found, text::cat(path, ": no such file or directory"));
       const Node* child = it->second.get();
@@ -458,9 +522,16 @@ Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open(std::string_view dir,
   struct stat st{};
   if (::lstat(root_dir.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) return fail(ErrorKind::invalid_input, text::cat(dir, "/root is not a directory"));
-    Indexer indexer{state->options};
-    if (auto r = indexer.index(root_dir, state->root, 0); !r) return fail(r.error());
-    preloaded = indexer.preloaded;
+    FileDescriptor root_fd(::open(root_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (root_fd.get() < 0) {
+      if (errno != EACCES && errno != EPERM)
+        return fail(ErrorKind::io_error, text::cat("cannot list ", dir, "/root: ", std::strerror(errno)));
+      state->root.unreadable = true;
+    } else {
+      Indexer indexer{state->options};
+      if (auto r = indexer.index(std::move(root_fd), "", state->root, 0); !r) return fail(r.error());
+      preloaded = indexer.preloaded;
+    }
   }
   state->preload_outputs(preloaded);
   return std::unique_ptr<FixtureSystem>(new FixtureSystem(std::move(state)));
@@ -482,7 +553,7 @@ Result<FileContent> FixtureSystem::read_file(std::string_view path, std::size_t 
     c.data.assign(*n.data, 0, std::min(max_bytes, n.data->size()));
     return c;
   }
-  return read_disk_file(n.disk_path, max_bytes, path);
+  return read_file_beneath(state_->dir + "/root", n.disk_path, max_bytes, path);
 }
 
 Result<std::vector<DirEntry>> FixtureSystem::list_dir(std::string_view path) const {
@@ -490,6 +561,7 @@ Result<std::vector<DirEntry>> FixtureSystem::list_dir(std::string_view path) con
   if (!r) return fail(r.error());
   const Node& n = **r;
   if (n.type != FileType::directory) return fail(ErrorKind::not_found, text::cat("cannot list ", path, ": not a directory"));
+  if (n.unreadable) return fail(ErrorKind::permission_denied, text::cat("cannot list ", path, ": permission denied in the fixture"));
   std::vector<DirEntry> out;
   out.reserve(n.children.size());
   for (const auto& [name, child] : n.children) out.push_back(DirEntry{name, child->type});

@@ -13,6 +13,7 @@ module;
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -333,6 +334,36 @@ std::string describe_command(const std::vector<std::string>& argv) {
   return out;
 }
 
+// A killed process leaves only when its current system call returns: one in
+// uninterruptible sleep inside a driver (the classic hung nvidia-smi) may not
+// for a long time. Waits a moment for it; past that, a detached thread reaps
+// it whenever it goes, so that the caller keeps its deadline and no zombie is
+// left. Returns whether it was reaped here (its status in `status`).
+bool reap_killed(pid_t pid, int pidfd, int& status) {
+  constexpr auto grace = std::chrono::milliseconds(1000);
+  const auto until = Clock::now() + grace;
+  while (true) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno != EINTR) return true;  // not ours to wait for any more
+    const auto now = Clock::now();
+    if (now >= until) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+    if (pidfd >= 0) {
+      pollfd fd{pidfd, POLLIN, 0};
+      ::poll(&fd, 1, static_cast<int>(left));
+    } else {
+      ::poll(nullptr, 0, static_cast<int>(std::min<long long>(left, 5)));
+    }
+  }
+  std::thread([pid] {
+    int ignored = 0;
+    while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+    }
+  }).detach();
+  return false;
+}
+
 Result<ToolResult> LiveSystem::run(const ToolRequest& request) const {
   if (request.argv.empty()) return fail(ErrorKind::invalid_input, "empty command line");
   const std::string command = describe_command(request.argv);
@@ -444,7 +475,12 @@ Result<ToolResult> LiveSystem::run(const ToolRequest& request) const {
 
   if (timed_out || !reaped) {
     ::kill(-pid, SIGKILL);
-    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    if (!reap_killed(pid, pidfd.get(), wait_status)) {
+      if (timed_out)
+        return fail(ErrorKind::timeout,
+                    text::cat(command, ": no answer within ", request.timeout.count(),
+                              " ms; killed, it has not exited yet (stuck in the kernel?)"));
+      return fail(ErrorKind::tool_failed, text::cat(command, ": lost track of it; killed, it has not exited yet"));
     }
     if (timed_out)
       return fail(ErrorKind::timeout,

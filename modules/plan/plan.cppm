@@ -1,14 +1,22 @@
-// hwaccel.plan: how a model should run on a registry's devices.
+// hwaccel.plan: how a model should run on a registry's devices: model
+// descriptions (from a parameter count, the catalogue, or the model's own
+// files), memory estimates, quantization suggestions, sharding plans and
+// throughput grounded in bandwidth and FLOPs.
 module;
 #include <cstdint>
 export module hwaccel.plan;
 export import hwaccel.hardware;
 export import hwaccel.registry;
+export import :model;
+export import :catalogue;
+export import :memory;
+export import :planner;
 
 export namespace hwaccel {
 
 /// Bytes taken by `params` weights stored at `bits_per_weight` bits each,
-/// rounded up to whole bytes; nullopt on overflow.
+/// rounded up to whole bytes; an invalid_input error for 0 parameters, a
+/// width outside (0, 64] or a result beyond 64 bits.
 Result<std::uint64_t> weight_bytes(std::uint64_t params, double bits_per_weight);
 
 }  // namespace hwaccel

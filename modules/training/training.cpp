@@ -1,4 +1,4 @@
-// Training memory accounting.
+// The seed's model-state entry point: mixed-precision Adam on one device.
 module;
 #include <cstdint>
 module hwaccel.training;

@@ -1,9 +1,16 @@
-// hwaccel.training: training memory by method, optimizer, precision and sharding.
+// hwaccel.training: training memory by method (full, LoRA, QLoRA, prefix,
+// DPO, RLHF/PPO, distillation), precision and optimizer, ZeRO/FSDP sharding
+// and offload across devices, tensor and pipeline parallelism, activations
+// with and without recomputation, each part of the memory with its rule.
 module;
 #include <cstdint>
 export module hwaccel.training;
 export import hwaccel.hardware;
 export import hwaccel.plan;
+export import :settings;
+export import :adapters;
+export import :activations;
+export import :estimate;
 
 export namespace hwaccel {
 

@@ -128,6 +128,23 @@ TEST_F(CpuDetection, GarbageAndMissingFilesGiveWarningsNotCrashes) {
   EXPECT_EQ(r.warnings()[0].kind, WarningKind::parse_error);
 }
 
+// Found by fuzzing (tests/fuzz/regressions/detect_cpu/available-above-total).
+TEST_F(CpuDetection, AvailableMemoryAboveTheTotalIsUnknown) {
+  file("proc/meminfo", "MemTotal:       24683620 kB\nMemAvailable:   48542032 kB\n");
+  file("proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n");
+  const auto r = detect();
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(r.devices()[0].memory_bytes, 24683620ull * 1024);
+  EXPECT_FALSE(r.devices()[0].memory_free_bytes);
+  EXPECT_FALSE(r.devices()[0].memory_used_bytes);
+  ASSERT_TRUE(r.system().cpu);
+  EXPECT_FALSE(r.system().cpu->memory_available_bytes);
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::invalid_value);
+  EXPECT_EQ(r.warnings()[0].message,
+            "/proc/meminfo: MemAvailable (48542032 kB) exceeds MemTotal (24683620 kB); available memory is unknown");
+}
+
 TEST_F(CpuDetection, NoProcMeansAWarning) {
   const auto r = detect();
   ASSERT_EQ(r.devices().size(), 1u);

@@ -246,7 +246,7 @@ TEST(CudaParsers, TruncatedHeaderOnlyGarbageAndErrorLines) {
   ASSERT_TRUE(t);
   EXPECT_TRUE(t->gpus.empty());
   // Garbage and messages are not a table.
-  for (std::string bad : {std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe", 14), std::string(""),
+  for (std::string bad : {std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe", 12), std::string(""),
                           std::string("No devices were found\n"),
                           std::string("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n")}) {
     const auto r = parsers::parse_query_gpu(bad);
@@ -842,6 +842,24 @@ TEST(CudaDetection, LostGpuKeepsTheOthers) {
   EXPECT_EQ(r.warnings()[0].message,
             "nvidia-smi --query-gpu exited with code 15: Unable to determine the device handle for GPU0000:3B:00.0: "
             "Unknown Error; the 1 GPU row(s) it printed are used");
+}
+
+// Found by fuzzing (tests/fuzz/regressions/detect_cuda/free-above-total): a
+// scheduler must never read more free memory than the GPU has.
+TEST(CudaDetection, FreeMemoryAboveTheTotalIsDropped) {
+  FixtureBuilder f;
+  Row gpu = h100(0, "00000000:18:00.0");
+  gpu["memory.free"] = "99999 MiB";
+  record(f, csv(nvidia_smi_argv::query(), {gpu}), listing(1), "\tGPU0\tCPU Affinity\tNUMA Affinity\nGPU0\t X \t0-7\tN/A\n", "");
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(device(r, 0).memory_bytes, 81559ull << 20);
+  EXPECT_FALSE(device(r, 0).memory_free_bytes);
+  EXPECT_FALSE(device(r, 0).memory_used_bytes);
+  ASSERT_EQ(kinds(r), std::vector<WarningKind>{WarningKind::invalid_value}) << all_warnings(r);
+  EXPECT_EQ(r.warnings()[0].message,
+            "cuda:0 (NVIDIA H100 80GB HBM3): free memory (104856551424 bytes) exceeds its total memory "
+            "(85520809984 bytes); free and used memory are unknown");
 }
 
 TEST(CudaDetection, DuplicateIndexKeepsTheFirstRow) {

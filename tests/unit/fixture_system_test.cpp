@@ -2,12 +2,23 @@
 // hostile trees, and command matching.
 #include <gtest/gtest.h>
 
+#include <linux/capability.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 #include "../test_support.hpp"
 
@@ -264,6 +275,266 @@ TEST_F(Fixture, ManifestRoundTrips) {
   ASSERT_EQ(back->commands.size(), 1u);
   EXPECT_EQ(back->commands[0].argv, c.argv);
   EXPECT_EQ(back->commands[0].duration_ms, 42u);
+}
+
+// ---- hostile roots ---------------------------------------------------------
+//
+// A fixture may come from anyone (docs/threat-model.md): nothing in it may
+// make replay read outside the fixture folder, block, or hold unbounded
+// memory, and a detection over it gives warnings, never an error.
+
+using hwaccel::testing::FixtureBuilder;
+
+hwaccel::AcceleratorRegistry detect_everything(const hwaccel::System& system) {
+  return hwaccel::AcceleratorRegistry::builder().tool_timeout(1000ms).detect(system);
+}
+
+// The registry's JSON reads back, which also proves it is valid UTF-8.
+void expect_sound_json(const hwaccel::AcceleratorRegistry& registry) {
+  const std::string json = hwaccel::to_json(registry);
+  const auto back = hwaccel::registry_from_json(json);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(hwaccel::to_json(*back), json);
+}
+
+long peak_rss_kib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// Runs `body` on a thread without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
+// in its effective set (capabilities are per thread on Linux), so that
+// permission bits stop it even when the tests run as root. Returns a reason
+// when that cannot be arranged.
+std::optional<std::string> run_subject_to_permissions(const std::function<void()>& body) {
+  if (::geteuid() != 0) {
+    body();
+    return std::nullopt;
+  }
+  std::optional<std::string> problem;
+  std::thread worker([&] {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+    if (::syscall(SYS_capget, &header, data) != 0) {
+      problem = std::string("capget: ") + std::strerror(errno);
+      return;
+    }
+    for (const int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH}) data[cap / 32].effective &= ~(1u << (cap % 32));
+    if (::syscall(SYS_capset, &header, data) != 0) {
+      problem = std::string("capset: ") + std::strerror(errno);
+      return;
+    }
+    body();
+  });
+  worker.join();
+  return problem;
+}
+
+TEST(HostileFixture, EscapingLinksLoopsAndChainsAreRefused) {
+  // fixtures/hostile/escaping-links: every link there leads to ../canary
+  // (outside the fixture, where a naive resolver would find plausible
+  // meminfo, nvidia-smi output and an Apple device tree), loops, or is longer
+  // than the 40-link limit.
+  auto f = hwaccel::FixtureSystem::open((hwaccel::testing::fixtures_root() / "hostile" / "escaping-links").string());
+  ASSERT_TRUE(f) << f.error().message;
+  const auto& system = **f;
+  EXPECT_EQ(system.read_file("/proc/meminfo").error().kind, ErrorKind::escapes_root);
+  EXPECT_EQ(system.read_file("/etc/os-release").error().kind, ErrorKind::escapes_root);
+  EXPECT_EQ(system.read_file("/proc/device-tree/compatible").error().kind, ErrorKind::escapes_root);
+  EXPECT_EQ(system.read_file("/proc/self/mountinfo").error().kind, ErrorKind::escapes_root);
+  EXPECT_EQ(system.list_dir("/sys/class/drm").error().kind, ErrorKind::escapes_root);
+  EXPECT_EQ(system.list_dir("/sys/class/accel/accel0").error().kind, ErrorKind::escapes_root);
+  EXPECT_EQ(system.read_file("/dev/nvidia0").error().kind, ErrorKind::escapes_root);
+  // An absolute link to itself, two links to each other, a folder linked to ".".
+  EXPECT_EQ(system.read_file("/proc/cpuinfo").error().kind, ErrorKind::symlink_loop);
+  EXPECT_EQ(system.read_file("/sys/bus/pci/devices/0000:01:00.0/vendor").error().kind, ErrorKind::symlink_loop);
+  std::string self_loop = "/sys/class";
+  for (int i = 0; i < 41; ++i) self_loop += "/kfd";
+  EXPECT_EQ(system.list_dir(self_loop).error().kind, ErrorKind::symlink_loop);
+  EXPECT_EQ(system.list_dir("/sys/class/kfd/kfd/topology/nodes").error().kind, ErrorKind::not_found);
+  // A chain of 40 links is followed; 41 are a loop.
+  EXPECT_EQ(system.read_file("/sys/devices/chain/l2/vendor").value().data, "0x10de\n");
+  EXPECT_EQ(system.read_file("/sys/devices/chain/l1/vendor").error().kind, ErrorKind::symlink_loop);
+  EXPECT_EQ(system.read_file("/sys/bus/pci/drivers/nvidia/0000:01:00.0/vendor").error().kind, ErrorKind::symlink_loop);
+  // Captured outputs linked from outside commands/, as a file and through a folder.
+  hwaccel::ToolRequest request;
+  request.argv = {"nvidia-smi", "-L"};
+  EXPECT_EQ(system.run(request).error().kind, ErrorKind::escapes_root);
+  request.argv = hwaccel::nvidia_smi_argv::query();
+  EXPECT_EQ(system.run(request).error().kind, ErrorKind::escapes_root);
+}
+
+TEST(HostileFixture, DetectionOverEscapingLinksWarnsAndReadsNothingOutside) {
+  auto f = hwaccel::FixtureSystem::open((hwaccel::testing::fixtures_root() / "hostile" / "escaping-links").string());
+  ASSERT_TRUE(f) << f.error().message;
+  const auto registry = detect_everything(**f);
+  expect_sound_json(registry);
+  const std::string json = hwaccel::to_json(registry);
+  EXPECT_EQ(json.find("CANARY"), std::string::npos) << "something outside the fixture was read: " << json;
+  EXPECT_EQ(json.find("ca7a4177"), std::string::npos) << json;
+  // The CPU without its memory (meminfo leads outside), and the one GPU the
+  // nvidia driver's folder lists, from sysfs alone: not the canary GPU.
+  ASSERT_EQ(registry.devices().size(), 2u) << json;
+  EXPECT_EQ(registry.devices()[0].id, "cpu:0");
+  EXPECT_FALSE(registry.devices()[0].memory_bytes);
+  EXPECT_EQ(registry.devices()[1].id, "cuda:0");
+  EXPECT_EQ(registry.devices()[1].pci_bus_id, "0000:01:00.0");
+  EXPECT_FALSE(registry.devices()[1].memory_bytes);
+  EXPECT_FALSE(registry.devices()[1].uuid);
+  // The refused reads are warnings, naming what was refused.
+  bool cuda_warned = false;
+  for (const auto& w : registry.warnings())
+    if (w.backend == "cuda" && w.message.find("leads outside the fixture") != std::string::npos) cuda_warned = true;
+  EXPECT_TRUE(cuda_warned) << json;
+}
+
+TEST(HostileFixture, DeviceNodesAreNeverRead) {
+  FixtureBuilder f;
+  f.file("/proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n");
+  const auto node = [&](std::string_view machine_path, mode_t type, unsigned major, unsigned minor) {
+    const auto path = f.path() / "root" / std::string(machine_path.substr(1));
+    fs::create_directories(path.parent_path());
+    return ::mknod(path.c_str(), type | 0644, makedev(major, minor)) == 0;
+  };
+  // /dev/zero where meminfo should be, /dev/urandom as a PCI attribute, a loop
+  // device as a KFD properties file.
+  if (!node("/proc/meminfo", S_IFCHR, 1, 5)) GTEST_SKIP() << "mknod needs CAP_MKNOD (run as root): " << std::strerror(errno);
+  ASSERT_TRUE(node("/sys/devices/pci0000:00/0000:01:00.0/vendor", S_IFCHR, 1, 9));
+  ASSERT_TRUE(node("/sys/class/kfd/kfd/topology/nodes/0/properties", S_IFBLK, 7, 0));
+  f.link("/sys/bus/pci/devices/0000:01:00.0", "../../../devices/pci0000:00/0000:01:00.0");
+  auto system = hwaccel::FixtureSystem::open(f.write());
+  ASSERT_TRUE(system) << system.error().message;
+  for (const char* path : {"/proc/meminfo", "/sys/bus/pci/devices/0000:01:00.0/vendor",
+                           "/sys/class/kfd/kfd/topology/nodes/0/properties"}) {
+    const auto r = (*system)->read_file(path);
+    ASSERT_FALSE(r) << path;
+    EXPECT_EQ(r.error().kind, ErrorKind::not_regular_file) << path;
+  }
+  EXPECT_EQ((*system)->status("/proc/meminfo").value().type, hwaccel::FileType::char_device);
+  const auto start = std::chrono::steady_clock::now();
+  const auto registry = detect_everything(**system);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  expect_sound_json(registry);
+  ASSERT_TRUE(registry.find("cpu:0"));
+  EXPECT_FALSE(registry.find("cpu:0")->memory_bytes) << "memory read from a device node";
+}
+
+TEST(HostileFixture, UnreadableFilesAndFoldersAreWarningsNotErrors) {
+  FixtureBuilder f;
+  f.file("/proc/meminfo", "MemTotal: 1024 kB\n")
+      .file("/proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n")
+      .file("/sys/class/drm/card0/device/vendor", "0x1002\n")
+      .file("/sys/class/kfd/kfd/topology/nodes/0/properties", "simd_count 0\n");
+  const fs::path root = f.path() / "root";
+  fs::permissions(root / "proc/meminfo", fs::perms::none);
+  fs::permissions(root / "sys/class/drm", fs::perms::none);
+  fs::permissions(root / "sys/class/kfd/kfd/topology/nodes/0", fs::perms::none);
+  const std::string dir = f.write();
+  const auto problem = run_subject_to_permissions([&] {
+    auto system = hwaccel::FixtureSystem::open(dir);
+    ASSERT_TRUE(system) << system.error().message;
+    EXPECT_EQ((*system)->read_file("/proc/meminfo").error().kind, ErrorKind::permission_denied);
+    EXPECT_EQ((*system)->list_dir("/sys/class/drm").error().kind, ErrorKind::permission_denied);
+    EXPECT_EQ((*system)->read_file("/sys/class/drm/card0/device/vendor").error().kind, ErrorKind::permission_denied);
+    EXPECT_EQ((*system)->list_dir("/sys/class/kfd/kfd/topology/nodes/0").error().kind, ErrorKind::permission_denied);
+    EXPECT_EQ((*system)->read_file("/proc/cpuinfo").value().data, "processor\t: 0\nmodel name\t: Test CPU\n");
+    const auto registry = detect_everything(**system);
+    expect_sound_json(registry);
+    ASSERT_TRUE(registry.find("cpu:0"));
+    EXPECT_EQ(registry.find("cpu:0")->name, "Test CPU");
+    bool warned = false;
+    for (const auto& w : registry.warnings())
+      if (w.kind == hwaccel::WarningKind::permission_denied && w.message.find("/proc/meminfo") != std::string::npos) warned = true;
+    EXPECT_TRUE(warned) << hwaccel::to_json(registry);
+  });
+  if (problem) GTEST_SKIP() << "cannot drop CAP_DAC_OVERRIDE to make permission bits bind root: " << *problem;
+}
+
+TEST(HostileFixture, SparseGigabyteFilesCostNoMemory) {
+  FixtureBuilder f;
+  f.command({"qaic-util", "-q"}, "");
+  const std::vector<std::string> paths = {"/proc/meminfo", "/proc/cpuinfo", "/proc/self/mountinfo",
+                                          "/proc/self/cgroup", "/sys/class/drm/card0/device/vendor",
+                                          "/sys/class/kfd/kfd/topology/nodes/0/properties",
+                                          "/sys/class/dmi/id/product_name"};
+  for (const auto& p : paths) f.file(p, "");
+  f.write();
+  for (const auto& p : paths) ASSERT_EQ(::truncate((f.path() / "root" / p.substr(1)).c_str(), off_t{1} << 30), 0) << p;
+  ASSERT_EQ(::truncate((f.path() / "commands" / "0.out").c_str(), off_t{1} << 30), 0);
+  const long before = peak_rss_kib();
+  auto system = hwaccel::FixtureSystem::open(f.path().string());
+  ASSERT_TRUE(system) << system.error().message;
+  const auto start = std::chrono::steady_clock::now();
+  const auto registry = detect_everything(**system);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+  expect_sound_json(registry);
+  // Eight files of 1 GiB: reads stop at their caps (the largest, a tool's
+  // output, at 32 MiB), so the detection never holds more than a few caps.
+  EXPECT_LT(peak_rss_kib() - before, 192 * 1024) << "peak RSS grew by more than 192 MiB";
+}
+
+TEST(HostileFixture, FifosWhereFilesAndOutputsShouldBeNeverBlock) {
+  FixtureBuilder f;
+  f.command({"tpu-info"}, "");
+  f.file("/proc/cpuinfo", "processor\t: 0\n");
+  f.write();
+  for (const char* p : {"root/proc/meminfo", "root/proc/self/mountinfo", "root/sys/class/accel/accel0/dev"}) {
+    fs::create_directories((f.path() / p).parent_path());
+    ASSERT_EQ(::mkfifo((f.path() / p).c_str(), 0644), 0) << p;
+  }
+  fs::remove(f.path() / "commands" / "0.out");
+  ASSERT_EQ(::mkfifo((f.path() / "commands" / "0.out").c_str(), 0644), 0);
+  auto system = hwaccel::FixtureSystem::open(f.path().string());
+  ASSERT_TRUE(system) << system.error().message;
+  hwaccel::ToolRequest request;
+  request.argv = {"tpu-info"};
+  EXPECT_EQ((*system)->run(request).error().kind, ErrorKind::not_regular_file);
+  const auto start = std::chrono::steady_clock::now();
+  const auto registry = detect_everything(**system);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "a read blocked on a FIFO";
+  expect_sound_json(registry);
+}
+
+TEST(HostileFixture, NonUtf8NamesAreServedAndReportedAsValidUtf8) {
+  FixtureBuilder f;
+  const std::string bad = "\xff\xfe\xc3";
+  f.file("/proc/cpuinfo", "processor\t: 0\nmodel name\t: Test \xff CPU\n")
+      .file("/sys/class/drm/card" + bad + "/device/vendor", "0x1002\n")
+      .file("/sys/devices/pci0000:00/0000:01:00.0/vendor", "0x10de\n")
+      .file("/sys/devices/pci0000:00/0000:01:00.0/accel/accel" + bad + "/dev", "261:0\n")
+      .link("/sys/bus/pci/drivers/nvidia/" + bad, "../../../../devices/pci0000:00/0000:01:00.0")
+      .link("/sys/class/accel/accel" + bad, "../../devices/pci0000:00/0000:01:00.0/accel/accel" + bad)
+      .link("/sys/devices/pci0000:00/0000:01:00.0/driver", "../../../bus/pci/drivers/intel_vpu" + bad)
+      .file("/proc/self/mountinfo", "1 0 8:1 / / rw - overlay overlay rw,lowerdir=/var/lib/docker/" + bad + "\n")
+      .file("/dev/accel/accel" + bad, "");
+  auto system = hwaccel::FixtureSystem::open(f.write());
+  ASSERT_TRUE(system) << system.error().message;
+  const auto listing = (*system)->list_dir("/sys/class/accel");
+  ASSERT_TRUE(listing);
+  ASSERT_EQ(listing->size(), 1u);
+  EXPECT_EQ((*listing)[0].name, "accel" + bad);
+  expect_sound_json(detect_everything(**system));
+}
+
+TEST(HostileFixture, EntryCountAndDepthAreBounded) {
+  FixtureBuilder wide;
+  for (int i = 0; i < 60; ++i) wide.file("/sys/x/" + std::to_string(i), "");
+  hwaccel::FixtureOptions options;
+  options.max_entries = 50;
+  auto w = hwaccel::FixtureSystem::open(wide.write(), options);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().kind, ErrorKind::invalid_input);
+  EXPECT_NE(w.error().message.find("more than 50 entries"), std::string::npos) << w.error().message;
+
+  FixtureBuilder deep;
+  std::string path;
+  for (int i = 0; i < 300; ++i) path += "/d";
+  deep.file(path + "/f", "x");
+  auto d = hwaccel::FixtureSystem::open(deep.write());
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().kind, ErrorKind::invalid_input);
+  EXPECT_NE(d.error().message.find("too deep"), std::string::npos) << d.error().message;
 }
 
 }  // namespace

@@ -190,4 +190,21 @@ TEST(QualcommDetection, NoCardsAndNoToolIsSilent) {
   EXPECT_TRUE(r.warnings().empty());
 }
 
+// Found by fuzzing (tests/fuzz/regressions/sysfs_readers/two-class-nodes-one-function):
+// two /sys/class/accel entries whose parent is the same PCI function made two
+// devices of one card.
+TEST(QualcommDetection, TwoClassNodesOfOneFunctionAreOneDevice) {
+  FixtureBuilder f;
+  add_pci_function(f, soc("0000:41:00.0", 0));
+  f.link("/sys/class/accel/accel7", "../../devices/pci0000:00/0000:41:00.0/accel/accel0");
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(r.devices()[0].pci_bus_id, "0000:41:00.0");
+  EXPECT_EQ(r.devices()[0].properties.at("device_node"), "/dev/accel/accel0");
+  const auto functions = accel_functions_of_driver(*FixtureSystem::open(f.write()).value(), "qaic");
+  ASSERT_EQ(functions.size(), 1u);
+  ASSERT_TRUE(functions[0].node);
+  EXPECT_EQ(functions[0].node->name, "accel0");
+}
+
 }  // namespace

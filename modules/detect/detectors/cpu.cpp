@@ -298,6 +298,12 @@ DetectorOutput detect_cpu(const DetectContext& ctx) {
     cpu.memory_total_bytes = mem.total_bytes;
     cpu.memory_available_bytes = mem.available_bytes;
     if (!mem.total_bytes) ctx.warn(out, WarningKind::parse_error, "/proc/meminfo has no MemTotal line");
+    if (mem.total_bytes && mem.available_bytes && *mem.available_bytes > *mem.total_bytes) {
+      ctx.warn(out, WarningKind::invalid_value,
+               text::cat("/proc/meminfo: MemAvailable (", *mem.available_bytes / 1024, " kB) exceeds MemTotal (",
+                         *mem.total_bytes / 1024, " kB); available memory is unknown"));
+      cpu.memory_available_bytes.reset();
+    }
   }
 
   // Only the first records are needed on x86; Arm records are ~200 bytes per

@@ -204,9 +204,16 @@ DetectorOutput detect_qualcomm(const DetectContext& ctx) {
     ctx.warn(out, WarningKind::truncated, "qaic-util -q printed more than the output cap; the rest was dropped");
   const auto report = parsers::parse_qaic_util(result->out);
   if (report.devices.empty()) {
-    if (!out.devices.empty() && result->succeeded())
+    // Output with nothing of qaic-util's in it is worth a warning even where
+    // sysfs shows no card: the tool is there, and what it said is lost.
+    const bool recognised = report.device_count || !report.errors.empty();
+    const bool silent = text::trim(result->out).empty() && text::trim(result->err).empty();
+    if (result->succeeded() && (!out.devices.empty() || (!recognised && !silent)))
       ctx.warn(out, WarningKind::parse_error,
-               text::cat("qaic-util -q printed no QID block (", text::excerpt(text::trim(result->out), 80),
+               text::cat("qaic-util -q printed no QID block (",
+                         text::trim(result->out).empty()
+                             ? text::cat("nothing on stdout; stderr: ", text::excerpt(text::trim(result->err), 80))
+                             : text::excerpt(text::trim(result->out), 80),
                          "); DRAM size and status are unknown"));
     return out;
   }

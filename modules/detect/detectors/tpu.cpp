@@ -434,10 +434,21 @@ DetectorOutput detect_tpu(const DetectContext& ctx) {
                                                   : text::cat("exited with code ", result->exit_code),
                        ": ", text::excerpt(text::trim(result->err.empty() ? result->out : result->err), 160)));
   } else {
+    if (result->out_truncated)
+      ctx.warn(out, WarningKind::truncated, "tpu-info printed more than the output cap; the rest was dropped");
     const auto report = parsers::parse_tpu_info(result->out);
-    if (report.chips.empty() && !out.devices.empty())
+    // Output with nothing of tpu-info's in it is worth a warning even where
+    // sysfs shows no chip: the tool is there, and what it said is lost.
+    const bool recognised = !report.chips.empty() || !report.usage.empty() || report.metrics_unavailable ||
+                            report.accelerator_type || report.libtpu_version;
+    const bool silent = text::trim(result->out).empty() && text::trim(result->err).empty();
+    if (report.chips.empty() && (!out.devices.empty() || (!recognised && !silent)))
       ctx.warn(out, WarningKind::parse_error,
-               text::cat("tpu-info printed no TPU Chips table (", text::excerpt(text::trim(result->out), 80), ")"));
+               text::cat("tpu-info printed no TPU Chips table (",
+                         text::trim(result->out).empty()
+                             ? text::cat("nothing on stdout; stderr: ", text::excerpt(text::trim(result->err), 80))
+                             : text::excerpt(text::trim(result->out), 80),
+                         ")"));
     apply_tpu_info(ctx, out, report);
   }
   describe_slice(ctx, out);

@@ -1,0 +1,243 @@
+// The model catalogue: published config.json values of widely used open models.
+module;
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+module hwaccel.plan;
+
+namespace hwaccel {
+namespace {
+
+constexpr LatentAttention deepseek_mla{.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128,
+                                       .qk_rope_head_dim = 64, .v_head_dim = 128};
+
+// Entries name only the fields their config sets; the others keep the
+// defaults of CatalogueEntry (no experts, no MLA, RMSNorm, untied).
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
+constexpr std::array<CatalogueEntry, 27> catalogue = {{
+    {.id = "llama-2-7b", .display_name = "Llama 2 7B", .hf_repo = "meta-llama/Llama-2-7b-hf", .family = "llama",
+     .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 32, .head_dim = 128,
+     .intermediate_size = 11008, .vocab_size = 32000, .max_context = 4096, .aliases = "llama2-7b",
+     .source = "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json"},
+    {.id = "llama-2-13b", .display_name = "Llama 2 13B", .hf_repo = "meta-llama/Llama-2-13b-hf", .family = "llama",
+     .layers = 40, .hidden_size = 5120, .attention_heads = 40, .kv_heads = 40, .head_dim = 128,
+     .intermediate_size = 13824, .vocab_size = 32000, .max_context = 4096, .aliases = "llama2-13b",
+     .source = "https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json"},
+    {.id = "llama-2-70b", .display_name = "Llama 2 70B", .hf_repo = "meta-llama/Llama-2-70b-hf", .family = "llama",
+     .layers = 80, .hidden_size = 8192, .attention_heads = 64, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 28672, .vocab_size = 32000, .max_context = 4096, .aliases = "llama2-70b",
+     .source = "https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json"},
+    {.id = "llama-3-8b", .display_name = "Llama 3 8B", .hf_repo = "meta-llama/Meta-Llama-3-8B", .family = "llama",
+     .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 14336, .vocab_size = 128256, .max_context = 8192, .aliases = "llama3-8b",
+     .source = "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"},
+    {.id = "llama-3-70b", .display_name = "Llama 3 70B", .hf_repo = "meta-llama/Meta-Llama-3-70B", .family = "llama",
+     .layers = 80, .hidden_size = 8192, .attention_heads = 64, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 28672, .vocab_size = 128256, .max_context = 8192, .aliases = "llama3-70b",
+     .source = "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json"},
+    {.id = "llama-3.1-8b", .display_name = "Llama 3.1 8B", .hf_repo = "meta-llama/Llama-3.1-8B", .family = "llama",
+     .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 14336, .vocab_size = 128256, .max_context = 131072,
+     .aliases = "llama3.1-8b|meta-llama-3.1-8b",
+     .source = "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json"},
+    {.id = "llama-3.1-70b", .display_name = "Llama 3.1 70B", .hf_repo = "meta-llama/Llama-3.1-70B",
+     .family = "llama", .layers = 80, .hidden_size = 8192, .attention_heads = 64, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 28672, .vocab_size = 128256, .max_context = 131072,
+     .aliases = "llama3.1-70b|meta-llama-3.1-70b",
+     .source = "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json"},
+    {.id = "llama-3.1-405b", .display_name = "Llama 3.1 405B", .hf_repo = "meta-llama/Llama-3.1-405B",
+     .family = "llama", .layers = 126, .hidden_size = 16384, .attention_heads = 128, .kv_heads = 8,
+     .head_dim = 128, .intermediate_size = 53248, .vocab_size = 128256, .max_context = 131072,
+     .aliases = "llama3.1-405b|meta-llama-3.1-405b",
+     .source = "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json"},
+    {.id = "llama-3.2-1b", .display_name = "Llama 3.2 1B", .hf_repo = "meta-llama/Llama-3.2-1B", .family = "llama",
+     .layers = 16, .hidden_size = 2048, .attention_heads = 32, .kv_heads = 8, .head_dim = 64,
+     .intermediate_size = 8192, .vocab_size = 128256, .tied_embeddings = true, .max_context = 131072,
+     .aliases = "llama3.2-1b", .source = "https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json"},
+    {.id = "llama-3.2-3b", .display_name = "Llama 3.2 3B", .hf_repo = "meta-llama/Llama-3.2-3B", .family = "llama",
+     .layers = 28, .hidden_size = 3072, .attention_heads = 24, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 8192, .vocab_size = 128256, .tied_embeddings = true, .max_context = 131072,
+     .aliases = "llama3.2-3b", .source = "https://huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json"},
+    {.id = "mistral-7b", .display_name = "Mistral 7B v0.1", .hf_repo = "mistralai/Mistral-7B-v0.1",
+     .family = "mistral", .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 14336, .vocab_size = 32000, .max_context = 32768, .sliding_window = 4096,
+     .aliases = "mistral-7b-v0.1", .source = "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json"},
+    {.id = "mistral-7b-v0.3", .display_name = "Mistral 7B v0.3", .hf_repo = "mistralai/Mistral-7B-v0.3",
+     .family = "mistral", .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 14336, .vocab_size = 32768, .max_context = 32768,
+     .source = "https://huggingface.co/mistralai/Mistral-7B-v0.3/blob/main/config.json"},
+    {.id = "mixtral-8x7b", .display_name = "Mixtral 8x7B", .hf_repo = "mistralai/Mixtral-8x7B-v0.1",
+     .family = "mixtral", .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 14336, .vocab_size = 32000, .max_context = 32768,
+     .moe = {.experts = 8, .experts_per_token = 2, .expert_intermediate_size = 14336},
+     .aliases = "mixtral-8x7b-v0.1",
+     .source = "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json"},
+    {.id = "mixtral-8x22b", .display_name = "Mixtral 8x22B", .hf_repo = "mistralai/Mixtral-8x22B-v0.1",
+     .family = "mixtral", .layers = 56, .hidden_size = 6144, .attention_heads = 48, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 16384, .vocab_size = 32000, .max_context = 65536,
+     .moe = {.experts = 8, .experts_per_token = 2, .expert_intermediate_size = 16384},
+     .aliases = "mixtral-8x22b-v0.1",
+     .source = "https://huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json"},
+    {.id = "qwen2-7b", .display_name = "Qwen2 7B Instruct", .hf_repo = "Qwen/Qwen2-7B-Instruct", .family = "qwen2",
+     .layers = 28, .hidden_size = 3584, .attention_heads = 28, .kv_heads = 4, .head_dim = 128,
+     .intermediate_size = 18944, .vocab_size = 152064, .qkv_bias = true, .max_context = 32768,
+     .aliases = "qwen2-7b-instruct", .source = "https://huggingface.co/Qwen/Qwen2-7B-Instruct/blob/main/config.json"},
+    {.id = "qwen2-72b", .display_name = "Qwen2 72B Instruct", .hf_repo = "Qwen/Qwen2-72B-Instruct",
+     .family = "qwen2", .layers = 80, .hidden_size = 8192, .attention_heads = 64, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 29568, .vocab_size = 152064, .qkv_bias = true, .max_context = 32768,
+     .aliases = "qwen2-72b-instruct",
+     .source = "https://huggingface.co/Qwen/Qwen2-72B-Instruct/blob/main/config.json"},
+    {.id = "qwen2.5-7b", .display_name = "Qwen2.5 7B", .hf_repo = "Qwen/Qwen2.5-7B", .family = "qwen2",
+     .layers = 28, .hidden_size = 3584, .attention_heads = 28, .kv_heads = 4, .head_dim = 128,
+     .intermediate_size = 18944, .vocab_size = 152064, .qkv_bias = true, .max_context = 131072,
+     .source = "https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json"},
+    {.id = "qwen2.5-14b", .display_name = "Qwen2.5 14B", .hf_repo = "Qwen/Qwen2.5-14B", .family = "qwen2",
+     .layers = 48, .hidden_size = 5120, .attention_heads = 40, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 13824, .vocab_size = 152064, .qkv_bias = true, .max_context = 131072,
+     .source = "https://huggingface.co/Qwen/Qwen2.5-14B/blob/main/config.json"},
+    {.id = "qwen2.5-32b", .display_name = "Qwen2.5 32B", .hf_repo = "Qwen/Qwen2.5-32B", .family = "qwen2",
+     .layers = 64, .hidden_size = 5120, .attention_heads = 40, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 27648, .vocab_size = 152064, .qkv_bias = true, .max_context = 131072,
+     .source = "https://huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json"},
+    {.id = "qwen2.5-72b", .display_name = "Qwen2.5 72B", .hf_repo = "Qwen/Qwen2.5-72B", .family = "qwen2",
+     .layers = 80, .hidden_size = 8192, .attention_heads = 64, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 29568, .vocab_size = 152064, .qkv_bias = true, .max_context = 131072,
+     .source = "https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json"},
+    {.id = "gemma-2-2b", .display_name = "Gemma 2 2B", .hf_repo = "google/gemma-2-2b", .family = "gemma2",
+     .layers = 26, .hidden_size = 2304, .attention_heads = 8, .kv_heads = 4, .head_dim = 256,
+     .intermediate_size = 9216, .vocab_size = 256000, .tied_embeddings = true, .norms_per_layer = 4,
+     .max_context = 8192, .sliding_window = 4096, .aliases = "gemma2-2b",
+     .source = "https://huggingface.co/google/gemma-2-2b/blob/main/config.json"},
+    {.id = "gemma-2-9b", .display_name = "Gemma 2 9B", .hf_repo = "google/gemma-2-9b", .family = "gemma2",
+     .layers = 42, .hidden_size = 3584, .attention_heads = 16, .kv_heads = 8, .head_dim = 256,
+     .intermediate_size = 14336, .vocab_size = 256000, .tied_embeddings = true, .norms_per_layer = 4,
+     .max_context = 8192, .sliding_window = 4096, .aliases = "gemma2-9b",
+     .source = "https://huggingface.co/google/gemma-2-9b/blob/main/config.json"},
+    {.id = "gemma-2-27b", .display_name = "Gemma 2 27B", .hf_repo = "google/gemma-2-27b", .family = "gemma2",
+     .layers = 46, .hidden_size = 4608, .attention_heads = 32, .kv_heads = 16, .head_dim = 128,
+     .intermediate_size = 36864, .vocab_size = 256000, .tied_embeddings = true, .norms_per_layer = 4,
+     .max_context = 8192, .sliding_window = 4096, .aliases = "gemma2-27b",
+     .source = "https://huggingface.co/google/gemma-2-27b/blob/main/config.json"},
+    {.id = "phi-3-mini", .display_name = "Phi-3 mini 4k", .hf_repo = "microsoft/Phi-3-mini-4k-instruct",
+     .family = "phi3", .layers = 32, .hidden_size = 3072, .attention_heads = 32, .kv_heads = 32, .head_dim = 96,
+     .intermediate_size = 8192, .vocab_size = 32064, .max_context = 4096, .sliding_window = 2047,
+     .aliases = "phi-3-mini-4k|phi3-mini",
+     .source = "https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json"},
+    {.id = "phi-3-medium", .display_name = "Phi-3 medium 4k", .hf_repo = "microsoft/Phi-3-medium-4k-instruct",
+     .family = "phi3", .layers = 40, .hidden_size = 5120, .attention_heads = 40, .kv_heads = 10, .head_dim = 128,
+     .intermediate_size = 17920, .vocab_size = 32064, .max_context = 4096, .sliding_window = 2047,
+     .aliases = "phi-3-medium-4k|phi3-medium",
+     .source = "https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blob/main/config.json"},
+    {.id = "deepseek-v2", .display_name = "DeepSeek-V2", .hf_repo = "deepseek-ai/DeepSeek-V2",
+     .family = "deepseek_v2", .layers = 60, .hidden_size = 5120, .attention_heads = 128, .kv_heads = 128,
+     .head_dim = 192, .intermediate_size = 12288, .vocab_size = 102400, .max_context = 163840,
+     .moe = {.experts = 160, .experts_per_token = 6, .shared_experts = 2, .expert_intermediate_size = 1536,
+             .first_dense_layers = 1},
+     .mla = deepseek_mla, .source = "https://huggingface.co/deepseek-ai/DeepSeek-V2/blob/main/config.json"},
+    {.id = "deepseek-v3", .display_name = "DeepSeek-V3", .hf_repo = "deepseek-ai/DeepSeek-V3",
+     .family = "deepseek_v3", .layers = 61, .hidden_size = 7168, .attention_heads = 128, .kv_heads = 128,
+     .head_dim = 192, .intermediate_size = 18432, .vocab_size = 129280, .max_context = 163840,
+     .moe = {.experts = 256, .experts_per_token = 8, .shared_experts = 1, .expert_intermediate_size = 2048,
+             .first_dense_layers = 3, .router_bias = true},
+     .mla = deepseek_mla, .aliases = "deepseek-r1",
+     .source = "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json (the main model; the "
+               "checkpoint's extra multi-token-prediction layer is not counted)"},
+}};
+#pragma clang diagnostic pop
+
+// Case-insensitive comparison reading '_' as '-', without allocating.
+bool same_key(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] == '_' ? '-' : text::to_lower(a[i]);
+    const char y = b[i] == '_' ? '-' : text::to_lower(b[i]);
+    if (x != y) return false;
+  }
+  return true;
+}
+
+bool matches(const CatalogueEntry& e, std::string_view key) {
+  if (same_key(e.id, key) || same_key(e.hf_repo, key)) return true;
+  const auto slash = e.hf_repo.find('/');
+  if (slash != std::string_view::npos && same_key(e.hf_repo.substr(slash + 1), key)) return true;
+  std::string_view aliases = e.aliases;
+  while (!aliases.empty())
+    if (same_key(text::next_token(aliases, '|'), key)) return true;
+  return false;
+}
+
+}  // namespace
+
+ModelArchitecture CatalogueEntry::architecture() const {
+  ModelArchitecture a;
+  a.family = std::string(family);
+  a.layers = layers;
+  a.hidden_size = hidden_size;
+  a.attention_heads = attention_heads;
+  a.kv_heads = kv_heads;
+  a.head_dim = head_dim;
+  a.intermediate_size = intermediate_size;
+  a.vocab_size = vocab_size;
+  a.tied_embeddings = tied_embeddings;
+  a.qkv_bias = qkv_bias;
+  a.norms_per_layer = norms_per_layer;
+  a.max_context = max_context;
+  if (sliding_window != 0) a.sliding_window = sliding_window;
+  a.moe = moe;
+  a.mla = mla;
+  return a;
+}
+
+std::span<const CatalogueEntry> model_catalogue() noexcept { return catalogue; }
+
+const CatalogueEntry* find_catalogue_model(std::string_view name) noexcept {
+  const std::string_view key = text::trim(name);
+  if (key.empty()) return nullptr;
+  for (const auto& e : catalogue)
+    if (e.id == key) return &e;
+  for (const auto& e : catalogue)
+    if (matches(e, key)) return &e;
+  return nullptr;
+}
+
+Result<ModelDescription> catalogue_model(std::string_view name) {
+  const CatalogueEntry* e = find_catalogue_model(name);
+  if (!e) {
+    std::string ids;
+    for (const auto& c : catalogue) {
+      if (!ids.empty()) ids += ", ";
+      ids += c.id;
+    }
+    return fail(ErrorKind::invalid_input,
+                text::cat("no catalogue model named '", text::excerpt(name), "' (see `hwaccel models`): ", ids));
+  }
+  auto d = ModelDescription::from_architecture(std::string(e->id), e->architecture());
+  if (!d) return d;
+  d->source = ModelSource::catalogue;
+  d->origin = std::string(e->id);
+  return d;
+}
+
+const CatalogueEntry& nearest_dense_model(std::uint64_t parameters) noexcept {
+  const CatalogueEntry* best = &catalogue.front();
+  double best_distance = INFINITY;
+  const double target = std::log(static_cast<double>(parameters == 0 ? 1 : parameters));
+  for (const auto& e : catalogue) {
+    if (e.moe.is_moe()) continue;
+    const auto count = count_parameters(e.architecture());
+    if (!count) continue;
+    const double distance = std::abs(std::log(static_cast<double>(count->total)) - target);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = &e;
+    }
+  }
+  return *best;
+}
+
+}  // namespace hwaccel

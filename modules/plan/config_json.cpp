@@ -1,0 +1,246 @@
+// Hugging Face config.json: the architecture of a model from its own config.
+module;
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <simdjson.h>
+module hwaccel.plan;
+
+namespace hwaccel {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+struct ConfigReader {
+  object root;
+  std::string_view name;
+
+  bool has(std::string_view key) const {
+    element e;
+    return root[key].get(e) == simdjson::SUCCESS && !e.is_null();
+  }
+
+  Result<std::optional<std::uint64_t>> optional_uint(std::string_view key) const {
+    element e;
+    if (root[key].get(e) != simdjson::SUCCESS || e.is_null()) return std::optional<std::uint64_t>{};
+    std::uint64_t v = 0;
+    if (e.get_uint64().get(v) == simdjson::SUCCESS) return std::optional<std::uint64_t>{v};
+    // Some configs write integers as 4096.0.
+    double d = 0;
+    if (e.get_double().get(d) == simdjson::SUCCESS && d >= 0 && d < 1.8e19 && d == static_cast<double>(static_cast<std::uint64_t>(d)))
+      return std::optional<std::uint64_t>{static_cast<std::uint64_t>(d)};
+    return fail(ErrorKind::parse_error, text::cat(name, ": \"", key, "\" must be a non-negative integer"));
+  }
+
+  Result<std::uint64_t> required_uint(std::string_view key) const {
+    auto v = optional_uint(key);
+    if (!v) return fail(v.error());
+    if (!*v) return fail(ErrorKind::parse_error, text::cat(name, ": missing \"", key, "\""));
+    return **v;
+  }
+
+  // The first of several names a field goes by.
+  Result<std::optional<std::uint64_t>> first_uint(std::initializer_list<std::string_view> keys) const {
+    for (auto k : keys) {
+      auto v = optional_uint(k);
+      if (!v || *v) return v;
+    }
+    return std::optional<std::uint64_t>{};
+  }
+
+  Result<std::optional<bool>> optional_bool(std::string_view key) const {
+    element e;
+    if (root[key].get(e) != simdjson::SUCCESS || e.is_null()) return std::optional<bool>{};
+    bool b = false;
+    if (e.get_bool().get(b) != simdjson::SUCCESS)
+      return fail(ErrorKind::parse_error, text::cat(name, ": \"", key, "\" must be true or false"));
+    return std::optional<bool>{b};
+  }
+
+  std::string string_or(std::string_view key, std::string_view fallback) const {
+    std::string_view v;
+    if (root[key].get_string().get(v) == simdjson::SUCCESS) return std::string(v);
+    return std::string(fallback);
+  }
+};
+
+}  // namespace
+
+Result<ModelDescription> model_from_config_json(std::string_view json, std::string_view name) {
+  if (json.size() > max_config_json_bytes)
+    return fail(ErrorKind::invalid_input,
+                text::cat(name, " is ", json.size(), " bytes; a config.json is at most ", max_config_json_bytes));
+  simdjson::dom::parser parser;
+  element doc;
+  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+    return fail(ErrorKind::parse_error, text::cat(name, " is not valid JSON: ", simdjson::error_message(err)));
+  ConfigReader r;
+  r.name = name;
+  if (doc.get_object().get(r.root) != simdjson::SUCCESS)
+    return fail(ErrorKind::parse_error, text::cat(name, " must be a JSON object"));
+
+  std::vector<std::string> notes;
+  std::string family = r.string_or("model_type", "");
+  // Multimodal configs keep the language model in text_config.
+  if (!r.has("num_hidden_layers")) {
+    object text_config;
+    if (r.root["text_config"].get_object().get(text_config) == simdjson::SUCCESS) {
+      r.root = text_config;
+      notes.push_back("architecture read from text_config (the language model of a multimodal config)");
+      if (const auto t = r.string_or("model_type", ""); !t.empty()) family = t;
+    }
+  }
+  if (family.empty()) {
+    family = "unknown";
+    notes.push_back("config.json has no model_type; read with Llama-style field names");
+  }
+
+  // Field readers that keep the first error; checked once all are read.
+  std::optional<Error> error;
+  const auto keep = [&](auto result, auto fallback) {
+    using T = typename decltype(result)::value_type;
+    if (!result) {
+      if (!error) error = result.error();
+      return T(fallback);
+    }
+    return T(*result);
+  };
+  const auto req = [&](std::string_view key) { return keep(r.required_uint(key), std::uint64_t{0}); };
+  const auto opt = [&](std::string_view key) { return keep(r.optional_uint(key), std::optional<std::uint64_t>{}); };
+  const auto any_of = [&](std::initializer_list<std::string_view> keys) {
+    return keep(r.first_uint(keys), std::optional<std::uint64_t>{});
+  };
+  const auto flag = [&](std::string_view key) { return keep(r.optional_bool(key), std::optional<bool>{}); };
+  // Counts that must fit 32 bits; larger values are left for validate() to reject as 0.
+  const auto u32 = [](std::uint64_t v) { return v > UINT32_MAX ? 0u : static_cast<std::uint32_t>(v); };
+
+  ModelArchitecture a;
+  a.family = family;
+  a.layers = u32(req("num_hidden_layers"));
+  a.hidden_size = req("hidden_size");
+  a.attention_heads = u32(req("num_attention_heads"));
+  a.vocab_size = req("vocab_size");
+  const auto kv = opt("num_key_value_heads");
+  const auto head_dim = opt("head_dim");
+  const auto inter = opt("intermediate_size");
+  const auto ctx = opt("max_position_embeddings");
+  const auto tie = flag("tie_word_embeddings");
+  const auto attention_bias = flag("attention_bias");
+  if (error) return fail(*error);
+
+  const bool gemma = family == "gemma" || family == "gemma2";
+  a.kv_heads = kv ? u32(*kv) : a.attention_heads;  // the transformers default: multi-head attention
+  if (head_dim) {
+    a.head_dim = u32(*head_dim);
+  } else if (a.attention_heads > 0) {
+    if (a.hidden_size % a.attention_heads != 0)
+      return fail(ErrorKind::invalid_input, text::cat(name, ": hidden_size (", a.hidden_size,
+                                                      ") is not a multiple of num_attention_heads (", a.attention_heads,
+                                                      ") and there is no head_dim"));
+    a.head_dim = u32(a.hidden_size / a.attention_heads);
+  }
+  a.intermediate_size = inter.value_or(0);
+  if (ctx) a.max_context = static_cast<std::uint32_t>(std::min<std::uint64_t>(*ctx, UINT32_MAX));
+  if (tie) {
+    a.tied_embeddings = *tie;
+  } else {
+    // transformers' defaults differ by model class: Gemma ties, the others do not.
+    a.tied_embeddings = gemma;
+    notes.push_back(text::cat("tie_word_embeddings absent: ", gemma ? "tied" : "untied", " (the ", family,
+                              " default)"));
+  }
+  if (family == "qwen2" || family == "qwen2_moe") a.qkv_bias = true;  // Qwen2 always has q/k/v biases
+  if (attention_bias.value_or(false)) {
+    a.qkv_bias = true;
+    notes.push_back("attention_bias: q/k/v biases counted; an o_proj bias is not");
+  }
+  if (family == "gemma2" || family == "gemma3" || family == "gemma3_text") a.norms_per_layer = 4;
+  if (flag("use_sliding_window").value_or(true)) {
+    if (const auto w = opt("sliding_window"); w && *w > 0 && (a.max_context == 0 || *w < a.max_context))
+      a.sliding_window = u32(*w);
+  }
+  if (error) return fail(*error);
+
+  // Mixture of experts, under each family's field names.
+  if (const auto experts = any_of({"num_local_experts", "n_routed_experts", "num_experts"}); experts && *experts > 0) {
+    const auto per_token = any_of({"num_experts_per_tok", "moe_topk"});
+    const auto moe_inter = opt("moe_intermediate_size");
+    const auto shared = opt("n_shared_experts");
+    const auto shared_width = opt("shared_expert_intermediate_size");
+    const auto dense = opt("first_k_dense_replace");
+    if (error) return fail(*error);
+    if (!per_token) return fail(ErrorKind::parse_error, text::cat(name, ": missing \"num_experts_per_tok\""));
+    a.moe.experts = u32(*experts);
+    a.moe.experts_per_token = u32(*per_token);
+    a.moe.expert_intermediate_size = moe_inter.value_or(a.intermediate_size);
+    a.moe.shared_experts = u32(shared.value_or(0));
+    if (shared_width && *shared_width > 0 && a.moe.expert_intermediate_size > 0) {
+      // Qwen2-MoE: one shared expert as wide as several routed ones.
+      if (*shared_width % a.moe.expert_intermediate_size != 0)
+        return fail(ErrorKind::invalid_input, text::cat(name, ": shared_expert_intermediate_size is not a multiple of "
+                                                              "moe_intermediate_size"));
+      a.moe.shared_experts = u32(*shared_width / a.moe.expert_intermediate_size);
+      notes.push_back("the shared expert's scalar gate (hidden_size weights) is not counted");
+    }
+    a.moe.first_dense_layers = u32(dense.value_or(0));
+    // DeepSeek V3 routes with a per-expert score-correction bias.
+    a.moe.router_bias = r.string_or("topk_method", "") == "noaux_tc";
+  }
+
+  // DeepSeek multi-head latent attention.
+  if (const auto kv_lora = opt("kv_lora_rank"); kv_lora && *kv_lora > 0) {
+    LatentAttention m;
+    m.kv_lora_rank = u32(*kv_lora);
+    m.q_lora_rank = u32(opt("q_lora_rank").value_or(0));
+    m.qk_nope_head_dim = u32(req("qk_nope_head_dim"));
+    m.qk_rope_head_dim = u32(req("qk_rope_head_dim"));
+    m.v_head_dim = u32(req("v_head_dim"));
+    const auto nextn = opt("num_nextn_predict_layers");
+    if (error) return fail(*error);
+    a.mla = m;
+    a.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    if (nextn.value_or(0) > 0)
+      notes.push_back(text::cat("num_nextn_predict_layers = ", *nextn,
+                                ": the multi-token-prediction layer(s) in the checkpoint are not counted"));
+  }
+  if (error) return fail(*error);
+  if ((!a.moe.is_moe() || a.moe.first_dense_layers > 0) && a.intermediate_size == 0)
+    return fail(ErrorKind::parse_error, text::cat(name, ": missing \"intermediate_size\""));
+
+  auto d = ModelDescription::from_architecture(std::string(name), std::move(a));
+  if (!d) return fail(Error{d.error().kind, text::cat(name, ": ", d.error().message)});
+  d->source = ModelSource::hf_config;
+  d->notes = std::move(notes);
+  return d;
+}
+
+Result<ModelDescription> read_config_json(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return fail(ErrorKind::not_found, text::cat("cannot read ", path.string(), ": ", ec.message()));
+  if (size > max_config_json_bytes)
+    return fail(ErrorKind::invalid_input,
+                text::cat(path.string(), " is ", size, " bytes; a config.json is at most ", max_config_json_bytes));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorKind::io_error, text::cat("cannot open ", path.string()));
+  std::string content(size, '\0');
+  in.read(content.data(), static_cast<std::streamsize>(size));
+  if (static_cast<std::uint64_t>(in.gcount()) != size) return fail(ErrorKind::io_error, text::cat("short read of ", path.string()));
+  auto d = model_from_config_json(content, path.filename().string());
+  if (!d) return d;
+  d->origin = path.string();
+  if (const auto parent = path.parent_path().filename().string(); !parent.empty() && path.filename() == "config.json")
+    d->name = parent;
+  return d;
+}
+
+}  // namespace hwaccel

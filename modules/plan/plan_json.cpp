@@ -1,0 +1,111 @@
+// A plan as canonical JSON (fixed field order, no locale).
+module;
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+module hwaccel.plan;
+
+namespace hwaccel {
+namespace {
+
+void write_optional(json::Writer& w, std::string_view key, const std::optional<double>& v) {
+  w.key(key);
+  if (v) w.value(*v);
+  else w.null();
+}
+
+}  // namespace
+
+std::string to_json(const Plan& p, bool pretty) {
+  json::Writer w(pretty, 1024 + p.shards.size() * 400);
+  w.begin_object();
+  w.key("model").begin_object();
+  w.field("name", p.model_name);
+  w.field("source", to_string(p.model_source));
+  w.field("params", p.parameters);
+  w.field("active_params", p.active_parameters);
+  w.field("layers", p.layers);
+  w.field("architecture_assumed", p.architecture_assumed);
+  w.end_object();
+  w.key("quantization").begin_object();
+  w.field("level", to_string(p.quantization));
+  w.field("name", info(p.quantization).display_name);
+  w.field("bits_per_weight", info(p.quantization).bits_per_weight());
+  w.field("bits_per_parameter", p.weight_bits_per_parameter);
+  w.field("suggested", p.quantization_suggested);
+  w.end_object();
+  w.key("kv_cache").begin_object();
+  w.field("type", to_string(p.kv_cache_type));
+  w.field("bytes_per_token", p.memory.kv_cache_bytes_per_token);
+  w.end_object();
+  w.field("context", p.context);
+  w.field("batch", p.batch);
+  w.field("reserve_fraction", p.reserve_fraction);
+  w.key("memory").begin_object();
+  w.field("weights_bytes", p.memory.weights_bytes);
+  w.field("kv_cache_bytes", p.memory.kv_cache_bytes);
+  w.field("activation_bytes", p.memory.activation_bytes);
+  w.field("overhead_bytes", p.memory.overhead_bytes);
+  w.field("total_bytes", p.memory.total_bytes);
+  w.end_object();
+  w.key("strategy").begin_object();
+  w.field("name", p.strategy.name());
+  w.field("tp", p.strategy.tensor_parallel);
+  w.field("pp", p.strategy.pipeline_parallel);
+  w.field("dp", p.strategy.data_parallel);
+  w.field("cpu_offload_layers", p.strategy.cpu_offload_layers);
+  w.end_object();
+  w.key("shards").begin_array();
+  for (const auto& s : p.shards) {
+    w.begin_object();
+    w.field("device", s.device);
+    w.field("name", s.device_name);
+    w.field("spec_id", s.spec_id);
+    w.field("replica", s.replica);
+    w.field("stage", s.stage);
+    w.field("tp_rank", s.tp_rank);
+    w.key("layers");
+    if (s.layer_count > 0) {
+      w.begin_array();
+      w.value(s.first_layer);
+      w.value(s.first_layer + s.layer_count - 1);
+      w.end_array();
+    } else {
+      w.null();
+    }
+    w.field("embedding", s.embedding);
+    w.field("head", s.head);
+    w.field("cpu_offload", s.cpu_offload);
+    w.field("weights_bytes", s.weights_bytes);
+    w.field("kv_cache_bytes", s.kv_cache_bytes);
+    w.field("activation_bytes", s.activation_bytes);
+    w.field("overhead_bytes", s.overhead_bytes);
+    w.field("total_bytes", s.total_bytes);
+    w.field("capacity_bytes", s.capacity_bytes);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("throughput").begin_object();
+  write_optional(w, "decode_tokens_per_s", p.throughput.decode_tokens_per_s);
+  write_optional(w, "decode_tokens_per_s_total", p.throughput.decode_tokens_per_s_total);
+  write_optional(w, "decode_ceiling_tokens_per_s", p.throughput.decode_ceiling_tokens_per_s);
+  write_optional(w, "prefill_tokens_per_s", p.throughput.prefill_tokens_per_s);
+  w.field("bottleneck", p.throughput.decode_bottleneck);
+  w.field("prefill_bottleneck", p.throughput.prefill_bottleneck);
+  w.field("bandwidth_source", p.throughput.bandwidth_source);
+  w.end_object();
+  w.field("fits", p.fits);
+  w.key("launch").begin_object();
+  if (!p.launch.visible_devices.empty()) w.field("visible_devices", p.launch.visible_devices);
+  if (!p.launch.vllm.empty()) w.field("vllm", p.launch.vllm);
+  if (!p.launch.llama_cpp.empty()) w.field("llama_cpp", p.launch.llama_cpp);
+  w.end_object();
+  w.key("assumptions").begin_array();
+  for (const auto& a : p.assumptions) w.value(a);
+  w.end_array();
+  w.end_object();
+  return std::move(w).take();
+}
+
+}  // namespace hwaccel

@@ -1,0 +1,898 @@
+// Training memory per pipeline stage: which models the method holds, what
+// each rank keeps of them under ZeRO/FSDP, offload and tensor/pipeline
+// parallelism, their activations and the temporary buffers of the step.
+module;
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <tuple>
+#include <utility>
+#include <vector>
+module hwaccel.training;
+
+namespace hwaccel {
+
+std::string_view to_string(MemoryCategory category) noexcept {
+  switch (category) {
+    case MemoryCategory::parameters: return "parameters";
+    case MemoryCategory::gradients: return "gradients";
+    case MemoryCategory::optimizer: return "optimizer";
+    case MemoryCategory::activations: return "activations";
+    case MemoryCategory::other: return "other";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(MemoryLocation location) noexcept {
+  return location == MemoryLocation::host ? "host" : "device";
+}
+
+double model_state_bytes_per_parameter(TrainingPrecision precision, OptimizerKind optimizer) noexcept {
+  const bool fp32 = precision == TrainingPrecision::fp32;
+  const bool pure = precision == TrainingPrecision::bf16_pure;
+  const double weights = fp32 ? 4 : 2;
+  const double master = (precision == TrainingPrecision::bf16_mixed || precision == TrainingPrecision::fp16_mixed) ? 4 : 0;
+  const double state = pure ? 2 : 4;
+  double states = 0;
+  switch (optimizer) {
+    case OptimizerKind::adamw: states = 2 * state; break;
+    case OptimizerKind::adamw_32bit: states = 8; break;
+    case OptimizerKind::adamw_8bit: states = 2; break;
+    case OptimizerKind::adafactor: states = 0; break;  // factored: rows + columns per matrix, not per parameter
+    case OptimizerKind::sgd: states = 0; break;
+    case OptimizerKind::sgd_momentum: states = state; break;
+  }
+  return weights + weights + master + states;
+}
+
+namespace {
+
+using u64 = std::uint64_t;
+using u128 = unsigned __int128;
+
+constexpr u64 u64_max = std::numeric_limits<u64>::max();
+// DeepSpeed's default reduce_bucket_size (elements) for ZeRO stage 2.
+constexpr u64 deepspeed_reduce_bucket = 500'000'000;
+// bitsandbytes block-wise 8-bit optimizer states: one fp32 absmax per 256
+// values, and 32-bit states for tensors under min_8bit_size = 4096 values.
+constexpr u64 bnb_state_block = 256;
+constexpr u64 bnb_min_8bit_size = 4096;
+
+u64 sat(u128 v) { return v > u64_max ? u64_max : static_cast<u64>(v); }
+u64 add(u64 a, u64 b) { return b > u64_max - a ? u64_max : a + b; }
+u64 mul(u64 a, u64 b) { return sat(static_cast<u128>(a) * b); }
+u64 ceil_div(u64 a, u64 b) { return b == 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  return ec == std::errc{} ? std::string(buf, ptr) : std::string("?");
+}
+
+// "14.00 GB (14000000000 bytes)" is too long for every rule; GB with two decimals reads well.
+std::string gb(u64 bytes) { return fixed(static_cast<double>(bytes) / 1e9, 2) + " GB"; }
+
+std::string_view dtype_name(TrainingPrecision p) {
+  switch (p) {
+    case TrainingPrecision::fp32: return "fp32";
+    case TrainingPrecision::fp16_mixed: return "fp16";
+    default: return "bf16";
+  }
+}
+
+QuantizationLevel compute_level(TrainingPrecision p) {
+  switch (p) {
+    case TrainingPrecision::fp32: return QuantizationLevel::fp32;
+    case TrainingPrecision::fp16_mixed: return QuantizationLevel::fp16;
+    default: return QuantizationLevel::bf16;
+  }
+}
+
+bool mixed(TrainingPrecision p) { return p == TrainingPrecision::bf16_mixed || p == TrainingPrecision::fp16_mixed; }
+
+// Layers [first, first + count) of `layers` split over `stages`: the
+// remainder goes to the last stages, whose activations are held for fewer
+// micro-batches under 1F1B.
+std::pair<std::uint32_t, std::uint32_t> stage_layers(std::uint32_t layers, std::uint32_t stages, std::uint32_t stage) {
+  const std::uint32_t base = layers / stages;
+  const std::uint32_t extra = layers % stages;
+  const std::uint32_t bigger_from = stages - extra;
+  const std::uint32_t first = stage * base + (stage > bigger_from ? stage - bigger_from : 0);
+  return {first, base + (stage >= bigger_from ? 1 : 0)};
+}
+
+// What one rank of a pipeline stage holds of a model, in the architecture's
+// own (unscaled) shapes.
+struct StageShape {
+  std::uint32_t first_layer = 0;
+  std::uint32_t layer_count = 0;
+  bool embedding = false;
+  bool head = false;
+  // Layer groups (counts multiplied by the layers of that shape) and the global tensors.
+  std::vector<TensorGroup> layer_groups;
+  std::vector<TensorGroup> global_groups;
+  // Layers of each shape on the stage, with a representative index.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> layer_kinds;  // (representative layer, count)
+  u64 raw_params = 0;
+  u64 largest_layer_raw = 0;    // parameters of the largest layer on this rank
+  u64 largest_global_raw = 0;   // embedding or head on this rank
+  u64 largest_matrix_raw = 0;   // largest single block matrix on this rank
+};
+
+StageShape stage_shape(const ModelArchitecture& a, std::uint32_t stage, std::uint32_t stages, std::uint32_t tp) {
+  StageShape s;
+  std::tie(s.first_layer, s.layer_count) = stage_layers(a.layers, stages, stage);
+  s.embedding = stage == 0;
+  s.head = stage + 1 == stages;
+  const std::uint32_t end = s.first_layer + s.layer_count;
+  const std::uint32_t dense_end = a.moe.is_moe() ? std::min(a.moe.first_dense_layers, a.layers) : a.layers;
+  if (s.first_layer < dense_end)
+    s.layer_kinds.emplace_back(s.first_layer, std::min(end, dense_end) - s.first_layer);
+  if (end > dense_end) {
+    const std::uint32_t from = std::max(s.first_layer, dense_end);
+    s.layer_kinds.emplace_back(from, end - from);
+  }
+  for (const auto& [layer, n] : s.layer_kinds) {
+    u64 layer_params = 0;
+    for (auto g : rank_layer_tensors(a, layer, tp)) {
+      layer_params = add(layer_params, mul(mul(g.rows, g.cols), g.count));
+      if (is_block_matrix(g.role)) s.largest_matrix_raw = std::max(s.largest_matrix_raw, mul(g.rows, g.cols));
+      g.count = mul(g.count, n);
+      s.layer_groups.push_back(g);
+    }
+    s.largest_layer_raw = std::max(s.largest_layer_raw, layer_params);
+    s.raw_params = add(s.raw_params, mul(layer_params, n));
+  }
+  for (auto g : rank_global_tensors(a, tp)) {
+    const bool keep = g.role == TensorRole::token_embedding ? s.embedding : s.head;
+    if (!keep) continue;
+    s.global_groups.push_back(g);
+  }
+  // Tied embeddings across stages: the last stage keeps its own copy of the
+  // embedding as the output head (Megatron all-reduces their gradients).
+  if (a.tied_embeddings && stages > 1 && s.head) {
+    for (auto g : rank_global_tensors(a, tp))
+      if (g.role == TensorRole::token_embedding) {
+        g.role = TensorRole::output_head;
+        s.global_groups.push_back(g);
+      }
+  }
+  for (const auto& g : s.global_groups) {
+    const u64 p = mul(mul(g.rows, g.cols), g.count);
+    s.raw_params = add(s.raw_params, p);
+    s.largest_global_raw = std::max(s.largest_global_raw, p);
+  }
+  return s;
+}
+
+// The scale from an architecture's shapes to the model's stated parameter
+// count (1 unless the architecture is borrowed for a bare count).
+struct Scale {
+  u64 num = 1;
+  u64 den = 1;
+  u64 operator()(u64 raw) const { return sat((static_cast<u128>(raw) * num + den / 2) / den); }
+  bool identity() const { return num == den; }
+};
+
+// Optimizer state bytes of trainable tensors.
+u64 optimizer_bytes(OptimizerKind o, TrainingPrecision p, const std::vector<TensorGroup>& groups) {
+  const u64 state = p == TrainingPrecision::bf16_pure ? 2 : 4;
+  u64 total = 0;
+  for (const auto& g : groups) {
+    const u64 n = mul(g.rows, g.cols);
+    u64 per = 0;
+    switch (o) {
+      case OptimizerKind::adamw: per = mul(n, 2 * state); break;
+      case OptimizerKind::adamw_32bit: per = mul(n, 8); break;
+      case OptimizerKind::adamw_8bit:
+        per = n < bnb_min_8bit_size ? mul(n, 8) : add(mul(n, 2), mul(ceil_div(n, bnb_state_block), 8));
+        break;
+      case OptimizerKind::adafactor: per = mul(g.rows > 1 ? add(g.rows, g.cols) : g.cols, state); break;
+      case OptimizerKind::sgd: per = 0; break;
+      case OptimizerKind::sgd_momentum: per = mul(n, state); break;
+    }
+    total = add(total, mul(per, g.count));
+  }
+  return total;
+}
+
+std::string optimizer_rule(OptimizerKind o, TrainingPrecision p) {
+  const std::string_view state = p == TrainingPrecision::bf16_pure ? "bf16" : "fp32";
+  const std::string_view bytes = p == TrainingPrecision::bf16_pure ? "2" : "4";
+  switch (o) {
+    case OptimizerKind::adamw: return text::cat("AdamW: ", state, " momentum and variance, 2 x ", bytes, " bytes per parameter");
+    case OptimizerKind::adamw_32bit:
+      return "bitsandbytes 32-bit AdamW (paged or not): fp32 momentum and variance, 2 x 4 bytes per parameter";
+    case OptimizerKind::adamw_8bit:
+      return "bitsandbytes 8-bit AdamW: two 1-byte states per parameter plus an fp32 absmax per 256 values per state; "
+             "tensors under 4096 values keep 32-bit states";
+    case OptimizerKind::adafactor:
+      return text::cat("Adafactor: factored second moment, ", bytes, " bytes x (rows + columns) per matrix and per "
+                       "element of vectors; no first moment (beta1 = None)");
+    case OptimizerKind::sgd: return "SGD without momentum: no state";
+    case OptimizerKind::sgd_momentum: return text::cat("SGD with momentum: one ", state, " buffer, ", bytes, " bytes per parameter");
+  }
+  return {};
+}
+
+// The groups LoRA adds to a stage: A (r x d_in) and B (d_out x r) per adapted matrix.
+std::vector<TensorGroup> lora_groups(const std::vector<TensorGroup>& layer_groups, std::uint32_t rank, LoraTargets targets) {
+  std::vector<TensorGroup> out;
+  for (const auto& g : layer_groups) {
+    if (!g.is_matrix() || !lora_adapts(targets, g.role)) continue;
+    out.push_back({g.role, rank, g.cols, g.count});
+    out.push_back({g.role, g.rows, rank, g.count});
+  }
+  return out;
+}
+
+u64 params_of(const std::vector<TensorGroup>& groups) {
+  u64 n = 0;
+  for (const auto& g : groups) n = add(n, mul(mul(g.rows, g.cols), g.count));
+  return n;
+}
+
+// How a role trains.
+enum class Weights : std::uint8_t { full, lora, prefix, frozen, shared };
+
+struct Role {
+  std::string name;  // "model", "policy", ...
+  const ModelDescription* model = nullptr;
+  Weights weights = Weights::frozen;
+  QuantizationLevel storage = QuantizationLevel::bf16;  // frozen weights (base of LoRA, frozen models)
+  u64 batch_factor = 1;       // sequences per micro-batch sequence (DPO: chosen + rejected)
+  bool language_head = true;  // produces vocabulary logits the step keeps
+  Scale scale;
+};
+
+struct Builder {
+  const TrainingSettings& s;
+  Backend backend;
+
+  std::uint32_t dp() const { return s.data_parallel; }
+  u64 shard(u64 x, std::uint32_t min_stage) const { return s.zero_stage >= min_stage ? ceil_div(x, dp()) : x; }
+  std::string shard_rule(std::uint32_t min_stage) const {
+    if (s.zero_stage < min_stage) return {};
+    return text::cat(" / dp ", dp(), " (ZeRO-", s.zero_stage, ")");
+  }
+  MemoryLocation where(bool offloaded) const { return offloaded ? MemoryLocation::host : MemoryLocation::device; }
+
+  ActivationSettings activation_settings(const Role& r, bool for_training) const {
+    ActivationSettings a;
+    a.micro_batch = s.micro_batch * r.batch_factor;
+    a.sequence = s.sequence;
+    a.tensor_parallel = s.tensor_parallel;
+    a.sequence_parallel = s.sequence_parallel;
+    a.recompute = for_training ? s.recompute : Recompute::none;
+    a.attention = s.attention;
+    a.dropout = for_training && s.dropout;
+    a.element_bytes = s.precision == TrainingPrecision::fp32 ? 4 : 2;
+    if (!for_training || r.weights == Weights::prefix) {
+      a.trained_linears = LoraTargets{};
+      a.trained_router = false;
+    } else if (r.weights == Weights::lora) {
+      a.trained_linears = *s.lora_targets;
+      a.trained_router = false;
+      a.lora_rank = *s.lora_rank;
+      a.lora_targets = *s.lora_targets;
+    }
+    return a;
+  }
+
+  // Model states of trainable tensors: weights, gradients, master weights, optimizer states.
+  void trainable_states(DeviceMemory& d, const Role& r, std::string_view weights_name, u64 params,
+                        u64 optimizer_state_bytes, std::string_view what) const {
+    const TrainingPrecision p = s.precision;
+    const u64 w = p == TrainingPrecision::fp32 ? 4 : 2;
+    const bool offload_params = s.offload == OffloadMode::parameters;
+    const bool offload_optimizer = s.offload != OffloadMode::none;
+    d.components.push_back({std::string(weights_name), r.name, MemoryCategory::parameters, where(offload_params),
+                            mul(shard(params, 3), w),
+                            text::cat(w, " bytes (", dtype_name(p), ") x ", params, " ", what, shard_rule(3),
+                                      offload_params ? "; in host memory (parameter offload)" : "")});
+    const bool grads_offloaded = offload_optimizer && s.zero_stage >= 2;
+    d.components.push_back({"gradients", r.name, MemoryCategory::gradients, where(grads_offloaded),
+                            mul(shard(params, 2), w),
+                            text::cat(w, " bytes (", dtype_name(p), ") x ", params, " ", what, shard_rule(2),
+                                      grads_offloaded ? "; the partition moves to host memory after reduce-scatter (ZeRO-Offload)" : "")});
+    if (mixed(p))
+      d.components.push_back({"master_weights", r.name, MemoryCategory::optimizer, where(offload_optimizer),
+                              mul(shard(params, 1), 4),
+                              text::cat("4 bytes (fp32 master copy) x ", params, " ", what, shard_rule(1),
+                                        offload_optimizer ? "; in host memory (optimizer offload)" : "")});
+    if (optimizer_state_bytes > 0 || s.optimizer != OptimizerKind::sgd)
+      d.components.push_back({"optimizer_states", r.name, MemoryCategory::optimizer, where(offload_optimizer),
+                              shard(optimizer_state_bytes, 1),
+                              text::cat(optimizer_rule(s.optimizer, p), ": ", gb(optimizer_state_bytes), " for ", params,
+                                        " ", what, shard_rule(1),
+                                        offload_optimizer ? "; in host memory (optimizer offload)" : "")});
+  }
+
+  // Frozen weights (a LoRA base, a reference/reward/teacher model, prefix tuning's model).
+  Result<u64> frozen_weights(DeviceMemory& d, const Role& r, const StageShape& shape, std::string_view name) const {
+    const QuantizationLevel dense = compute_level(s.precision);
+    u64 raw = 0;
+    for (const auto* list : {&shape.layer_groups, &shape.global_groups})
+      for (const auto& g : *list) {
+        const auto b = frozen_tensor_bytes(g, r.storage, s.double_quantization, dense);
+        if (!b) return fail(ErrorKind::invalid_input, "frozen weight bytes overflow 64 bits");
+        raw = add(raw, *b);
+      }
+    const u64 bytes = r.scale(raw);
+    const bool offloaded = s.offload == OffloadMode::parameters;
+    std::string format;
+    switch (r.storage) {
+      case QuantizationLevel::nf4:
+        format = s.double_quantization
+                     ? "NF4 linear layers (blocks of 64, 8-bit absmax double-quantized with an fp32 constant per 256 "
+                       "blocks: 4.127 bits per weight)"
+                     : "NF4 linear layers (blocks of 64 with an fp32 absmax: 4.5 bits per weight)";
+        break;
+      case QuantizationLevel::int8: format = "LLM.int8 linear layers (1 byte per weight, an fp32 scale per row)"; break;
+      case QuantizationLevel::fp8_e4m3:
+      case QuantizationLevel::fp8_e5m2: format = "fp8 linear layers with an fp32 scale per tensor"; break;
+      default: format = text::cat(to_string(r.storage), " weights"); break;
+    }
+    if (info(r.storage).family != QuantizationFamily::floating || r.storage == QuantizationLevel::fp8_e4m3 ||
+        r.storage == QuantizationLevel::fp8_e5m2)
+      format += text::cat(", embeddings, head and norms in ", to_string(dense));
+    const u64 params = r.scale(shape.raw_params);
+    d.components.push_back({std::string(name), r.name, MemoryCategory::parameters, where(offloaded), shard(bytes, 3),
+                            text::cat("frozen: ", format, ", ", params, " parameters = ", gb(bytes), shard_rule(3),
+                                      offloaded ? "; in host memory (parameter offload)" : "")});
+    return bytes;
+  }
+};
+
+Result<void> check_model(const ModelDescription& m, const TrainingSettings& s, std::string_view role) {
+  if (auto v = m.architecture.validate(); !v)
+    return fail(ErrorKind::invalid_input, text::cat(role, " ", m.name, ": ", v.error().message));
+  if (auto v = check_tensor_parallel(m.architecture, s.tensor_parallel); !v)
+    return fail(ErrorKind::invalid_input, text::cat(role, " ", m.name, ": ", v.error().message));
+  if (s.pipeline_parallel > m.architecture.layers)
+    return fail(ErrorKind::invalid_input, text::cat("pipeline-parallel degree ", s.pipeline_parallel, " exceeds the ",
+                                                    m.architecture.layers, " layers of the ", role, " ", m.name));
+  if (m.parameters == 0) return fail(ErrorKind::invalid_input, text::cat("the ", role, " ", m.name, " has no parameters"));
+  return {};
+}
+
+Scale scale_of(const ModelDescription& m) {
+  if (!m.architecture_assumed) return {};
+  const auto c = count_parameters(m.architecture);
+  if (!c || c->total == 0) return {};
+  return {m.parameters, c->total};
+}
+
+// Resolves defaults and collects the warnings that need no model.
+TrainingSettings resolve(TrainingSettings s, std::vector<std::string>& warnings) {
+  const TrainingMethod w = s.weight_method();
+  const bool adapters = w == TrainingMethod::lora || w == TrainingMethod::qlora;
+  if (adapters) {
+    if (!s.lora_rank) s.lora_rank = w == TrainingMethod::qlora ? 64u : 8u;
+    if (!s.lora_targets) s.lora_targets = w == TrainingMethod::qlora ? LoraTargets::all_linear() : LoraTargets::query_value();
+    if (w == TrainingMethod::qlora) {
+      s.qlora_bits = 4;
+      s.base_quantization = QuantizationLevel::nf4;
+    }
+  } else if (s.lora_rank || s.lora_targets) {
+    warnings.push_back(text::cat("LoRA rank and targets are ignored: ", to_string(s.method), " trains no adapters"));
+    s.lora_rank.reset();
+    s.lora_targets.reset();
+  }
+  if (s.method == TrainingMethod::prefix) {
+    if (!s.prefix_length) s.prefix_length = 20;
+  } else if (s.prefix_length || s.prefix_projection > 0) {
+    warnings.push_back("prefix length and projection are ignored: the method is not prefix tuning");
+    s.prefix_length.reset();
+    s.prefix_projection = 0;
+  }
+  if (!s.micro_batches) s.micro_batches = s.pipeline_parallel;
+  return s;
+}
+
+// Roles of the method, in output order.
+std::vector<Role> roles_of(const TrainingSettings& s, const ModelDescription& model, const AuxiliaryModels& aux) {
+  const QuantizationLevel dense = compute_level(s.precision);
+  const TrainingMethod w = s.weight_method();
+  const Weights trained = w == TrainingMethod::lora || w == TrainingMethod::qlora ? Weights::lora
+                          : w == TrainingMethod::prefix                           ? Weights::prefix
+                                                                                  : Weights::full;
+  const QuantizationLevel base = s.base_quantization.value_or(dense);
+  const QuantizationLevel frozen = s.frozen_quantization.value_or(dense);
+  std::vector<Role> roles;
+  const auto role = [&](std::string name, const ModelDescription& m, Weights weights, QuantizationLevel storage) {
+    Role r;
+    r.name = std::move(name);
+    r.model = &m;
+    r.weights = weights;
+    r.storage = storage;
+    r.scale = scale_of(m);
+    return r;
+  };
+  switch (s.method) {
+    case TrainingMethod::full:
+    case TrainingMethod::lora:
+    case TrainingMethod::qlora:
+    case TrainingMethod::prefix: roles.push_back(role("model", model, trained, trained == Weights::prefix ? dense : base)); break;
+    case TrainingMethod::dpo: {
+      Role policy = role("policy", model, trained, base);
+      policy.batch_factor = 2;
+      roles.push_back(policy);
+      Role reference = role("reference", model, trained == Weights::lora ? Weights::shared : Weights::frozen, frozen);
+      reference.batch_factor = 2;
+      roles.push_back(reference);
+      break;
+    }
+    case TrainingMethod::rlhf: {
+      const ModelDescription& reward = aux.reward ? *aux.reward : model;
+      roles.push_back(role("policy", model, trained, base));
+      Role value = role("value", reward, trained, base);
+      value.language_head = false;
+      roles.push_back(value);
+      roles.push_back(role("reference", model, trained == Weights::lora ? Weights::shared : Weights::frozen, frozen));
+      Role reward_role = role("reward", reward, Weights::frozen, frozen);
+      reward_role.language_head = false;
+      roles.push_back(reward_role);
+      break;
+    }
+    case TrainingMethod::distillation:
+      roles.push_back(role("student", model, trained, base));
+      roles.push_back(role("teacher", *aux.teacher, Weights::frozen, frozen));
+      break;
+  }
+  return roles;
+}
+
+std::string storage_phrase(const Role& r, const TrainingSettings& s) {
+  const QuantizationLevel dense = compute_level(s.precision);
+  const std::string states = text::cat(dtype_name(s.precision), " weights and gradients",
+                                       mixed(s.precision) ? ", fp32 master weights" : "", ", ", to_string(s.optimizer),
+                                       " states");
+  switch (r.weights) {
+    case Weights::full: return text::cat("trainable: ", states);
+    case Weights::lora:
+      return text::cat("frozen ", to_string(r.storage), r.storage == QuantizationLevel::nf4 && s.double_quantization ? " (double quantization)" : "",
+                       " base; LoRA r=", *s.lora_rank, " on ", to_string(*s.lora_targets), " with ", states);
+    case Weights::prefix:
+      return text::cat("frozen ", to_string(dense), "; ", *s.prefix_length, " prefix tokens per layer",
+                       s.prefix_projection ? text::cat(" through a ", s.prefix_projection, "-wide MLP") : std::string(),
+                       " with ", states);
+    case Weights::frozen: return text::cat("frozen ", to_string(r.storage));
+    case Weights::shared: return "the policy's frozen base with its adapters disabled: no extra memory";
+  }
+  return {};
+}
+
+// One pipeline stage of the run.
+Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& roles, std::uint32_t stage) {
+  const TrainingSettings& s = b.s;
+  const std::uint32_t pp = s.pipeline_parallel;
+  const std::uint32_t tp = s.tensor_parallel;
+  DeviceMemory d;
+  d.stage = stage;
+  d.micro_batches_in_flight = std::min(pp - stage, *s.micro_batches);
+  const u64 in_flight = d.micro_batches_in_flight;
+
+  u64 training_transient = 0;   // activations-phase buffers: logits, reference forward...
+  u64 recompute_working_set = 0;
+  u64 rollout_generation = 0;   // RLHF experience phase: the policy's KV cache while it generates
+  u64 rollout_forward = 0;      // then no-grad forward passes of the reference and reward models
+  u64 largest_unit_bytes = 0;   // ZeRO-3: the largest unit of a trained model, gathered
+  u64 largest_unit_grads = 0;
+  u64 trainable_on_rank = 0;
+  u64 dequantize_bytes = 0;
+
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    const Role& r = roles[i];
+    if (r.weights == Weights::shared) continue;
+    const ModelArchitecture& a = r.model->architecture;
+    const StageShape shape = stage_shape(a, stage, pp, tp);
+    if (i == 0) {
+      d.first_layer = shape.first_layer;
+      d.layer_count = shape.layer_count;
+      d.embedding = shape.embedding;
+      d.head = shape.head;
+    }
+    const u64 e = s.precision == TrainingPrecision::fp32 ? 4 : 2;
+    const u64 tokens_rep = s.sequence_parallel ? (s.sequence / tp) * s.micro_batch * r.batch_factor
+                                               : s.sequence * s.micro_batch * r.batch_factor;
+    const u64 tokens = s.sequence * s.micro_batch * r.batch_factor;
+    const u64 vocab_rank = ceil_div(a.vocab_size, tp);
+
+    if (r.weights == Weights::frozen) {
+      auto bytes = b.frozen_weights(d, r, shape, "weights");
+      if (!bytes) return fail(bytes.error());
+      // Its forward pass runs without gradients: at most one layer's tensors live at a time.
+      ActivationSettings as = b.activation_settings(r, false);
+      u64 working = 0;
+      for (const auto& [layer, n] : shape.layer_kinds) {
+        auto la = layer_activations(a, layer, as);
+        if (!la) return fail(la.error());
+        working = std::max(working, la->without_recompute);
+      }
+      const u64 logits = shape.head && r.language_head ? mul(mul(tokens, vocab_rank), 4) : 0;
+      const std::string who = r.name;
+      if (s.method == TrainingMethod::rlhf) {
+        rollout_forward = std::max(rollout_forward, add(working, logits));
+      } else if (s.method == TrainingMethod::distillation) {
+        // The teacher runs before the student; its logits stay for the distillation loss.
+        if (logits > 0)
+          d.components.push_back({"logits", who, MemoryCategory::other, MemoryLocation::device, logits,
+                                  text::cat("fp32 teacher logits kept for the distillation loss: 4 bytes x ", tokens,
+                                            " tokens x ", vocab_rank, " vocabulary entries", tp > 1 ? " (vocabulary / tp)" : "")});
+        training_transient = add(training_transient, logits);
+      } else {
+        // DPO: the reference runs after the policy's forward pass, while its activations are alive.
+        const u64 both = add(working, logits);
+        d.components.push_back({"forward_working_set", who, MemoryCategory::other, MemoryLocation::device, both,
+                                text::cat("no-grad forward pass: at most one layer's tensors (", gb(working), ")",
+                                          logits ? text::cat(" and fp32 logits of ", tokens, " tokens (", gb(logits), ")") : std::string(),
+                                          " live at once")});
+        training_transient = add(training_transient, both);
+      }
+      continue;
+    }
+
+    // A trained model: full, LoRA or prefix.
+    const u64 stage_params = r.scale(shape.raw_params);
+    if (r.weights == Weights::full) {
+      std::vector<TensorGroup> groups = shape.layer_groups;
+      groups.insert(groups.end(), shape.global_groups.begin(), shape.global_groups.end());
+      const u64 opt = r.scale(optimizer_bytes(s.optimizer, s.precision, groups));
+      b.trainable_states(d, r, "weights", stage_params, opt, "parameters");
+      trainable_on_rank = add(trainable_on_rank, stage_params);
+      const u64 w = s.precision == TrainingPrecision::fp32 ? 4 : 2;
+      const u64 unit = r.scale(std::max(shape.largest_layer_raw, shape.largest_global_raw));
+      largest_unit_bytes = std::max(largest_unit_bytes, mul(unit, w));
+      largest_unit_grads = std::max(largest_unit_grads, mul(unit, w));
+    } else if (r.weights == Weights::lora) {
+      auto frozen = b.frozen_weights(d, r, shape, "frozen_weights");
+      if (!frozen) return fail(frozen.error());
+      const auto adapters = lora_groups(shape.layer_groups, *s.lora_rank, *s.lora_targets);
+      const u64 adapter_params = params_of(adapters);
+      const u64 opt = optimizer_bytes(s.optimizer, s.precision, adapters);
+      b.trainable_states(d, r, "adapter_weights", adapter_params, opt,
+                         text::cat("LoRA parameters (r=", *s.lora_rank, " x (d_in + d_out) on ", to_string(*s.lora_targets), ")"));
+      trainable_on_rank = add(trainable_on_rank, adapter_params);
+      const u64 layers = std::max<u64>(shape.layer_count, 1);
+      largest_unit_bytes = std::max(largest_unit_bytes, ceil_div(*frozen, layers));
+      const bool dense_storage = r.storage == QuantizationLevel::fp32 || r.storage == QuantizationLevel::bf16 ||
+                                 r.storage == QuantizationLevel::fp16;
+      if (!dense_storage) dequantize_bytes = std::max(dequantize_bytes, mul(r.scale(shape.largest_matrix_raw), 2));
+    } else {  // prefix
+      Role frozen_role = r;
+      frozen_role.storage = compute_level(s.precision);
+      auto frozen = b.frozen_weights(d, frozen_role, shape, "frozen_weights");
+      if (!frozen) return fail(frozen.error());
+      const u64 kv = a.mla ? static_cast<u64>(a.attention_heads / tp) * (a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim)
+                           : static_cast<u64>(std::max<std::uint32_t>(a.kv_heads / tp, 1)) * a.head_dim;
+      const u64 prefix_width = mul(mul(shape.layer_count, 2), kv);
+      std::vector<TensorGroup> trainable;
+      if (s.prefix_projection == 0) {
+        trainable.push_back({TensorRole::norm, *s.prefix_length, prefix_width, 1});
+      } else if (shape.embedding) {
+        // The reparameterization MLP produces every layer's prefixes; it sits with the embedding.
+        const u64 out = mul(mul(a.layers, 2), kv);
+        const u64 width = s.prefix_projection;
+        trainable.push_back({TensorRole::norm, *s.prefix_length, a.hidden_size, 1});
+        trainable.push_back({TensorRole::norm, width, a.hidden_size, 1});
+        trainable.push_back({TensorRole::norm, 1, width, 1});
+        trainable.push_back({TensorRole::norm, out, width, 1});
+        trainable.push_back({TensorRole::norm, 1, out, 1});
+      }
+      const u64 prefix_params = params_of(trainable);
+      if (prefix_params > 0) {
+        b.trainable_states(d, r, "prefix_parameters", prefix_params, optimizer_bytes(s.optimizer, s.precision, trainable),
+                           s.prefix_projection ? "prefix-MLP parameters" : text::cat("prefix parameters (", *s.prefix_length,
+                                                                                      " tokens x ", shape.layer_count,
+                                                                                      " layers x 2 x ", kv, ")"));
+        trainable_on_rank = add(trainable_on_rank, prefix_params);
+      }
+      // The prefixes are expanded over the micro-batch and attended to like cached keys and values.
+      const u64 expanded = mul(mul(mul(*s.prefix_length, prefix_width), s.micro_batch), e);
+      d.components.push_back({"prefix_key_values", r.name, MemoryCategory::activations, MemoryLocation::device,
+                              mul(expanded, in_flight),
+                              text::cat(e, " bytes x ", *s.prefix_length, " prefix tokens x ", prefix_width,
+                                        " key/value values per token x micro-batch ", s.micro_batch, " x ", in_flight,
+                                        " micro-batches in flight")});
+      largest_unit_bytes = std::max(largest_unit_bytes, ceil_div(*frozen, std::max<u64>(shape.layer_count, 1)));
+    }
+
+    // Activations of the trained model.
+    const ActivationSettings as = b.activation_settings(r, true);
+    u64 per_micro_batch = 0;
+    u64 layer_stored = 0;
+    for (const auto& [layer, n] : shape.layer_kinds) {
+      auto la = layer_activations(a, layer, as);
+      if (!la) return fail(la.error());
+      per_micro_batch = add(per_micro_batch, mul(la->stored, n));
+      layer_stored = std::max(layer_stored, la->stored);
+      recompute_working_set = std::max(recompute_working_set, la->recompute_working_set);
+    }
+    std::string extra;
+    if (shape.embedding && s.dropout) {
+      per_micro_batch = add(per_micro_batch, mul(tokens_rep, a.hidden_size));
+      extra += text::cat(" + embedding dropout mask (", tokens_rep, " x ", a.hidden_size, " bytes)");
+    }
+    if (shape.head) {
+      // The final norm's input and the output layer's input (Korthikanti et al.'s 4sbh of the output layer).
+      per_micro_batch = add(per_micro_batch, mul(mul(tokens_rep, a.hidden_size), 2 * e));
+      extra += text::cat(" + final norm and head inputs (2 x ", e, " bytes x ", tokens_rep, " x ", a.hidden_size, ")");
+    }
+    const u64 activations = mul(per_micro_batch, in_flight);
+    d.components.push_back({"activations", r.name, MemoryCategory::activations, MemoryLocation::device, activations,
+                            text::cat(shape.layer_count, " layers x ", gb(layer_stored), " per layer",
+                                      shape.layer_kinds.size() > 1 ? " (largest shape)" : "", extra, " = ",
+                                      gb(per_micro_batch), " per micro-batch of ", s.micro_batch * r.batch_factor, " x ",
+                                      s.sequence, " tokens",
+                                      r.batch_factor > 1 ? " (chosen and rejected sequences together)" : "", ", x ",
+                                      in_flight, " micro-batch", in_flight > 1 ? "es" : "", " in flight (1F1B, stage ",
+                                      stage, " of ", pp, ")")});
+    if (shape.head && r.language_head) {
+      const u64 logits = mul(mul(tokens, vocab_rank), 4);
+      d.components.push_back({"logits", r.name, MemoryCategory::other, MemoryLocation::device, logits,
+                              text::cat("fp32 logits for the loss: 4 bytes x ", tokens, " tokens x ", vocab_rank,
+                                        " vocabulary entries", tp > 1 ? " (vocabulary / tp)" : "",
+                                        " (a fused cross-entropy; an unfused bf16 -> fp32 path holds about 3x)")});
+      training_transient = add(training_transient, logits);
+    }
+    if (s.method == TrainingMethod::rlhf && r.name == "policy") {
+      // Rollouts: the policy generates micro-batch x sequence tokens with a KV cache.
+      auto per_token = kv_cache_bytes_per_token_per_layer(a, compute_level(s.precision), tp);
+      if (!per_token) return fail(per_token.error());
+      const u64 kv = mul(mul(*per_token, shape.layer_count), tokens);
+      const u64 logits = shape.head ? mul(mul(s.micro_batch, vocab_rank), 4) : 0;
+      rollout_generation = add(rollout_generation, add(kv, logits));
+    }
+  }
+
+  // Temporary buffers of the step.
+  const u64 activations_total = [&] {
+    u64 sum = 0;
+    for (const auto& c : d.components)
+      if (c.category == MemoryCategory::activations) sum = add(sum, c.bytes);
+    return sum;
+  }();
+  if (s.recompute == Recompute::full && recompute_working_set > 0)
+    d.components.push_back({"recompute_working_set", roles.front().name, MemoryCategory::other, MemoryLocation::device,
+                            recompute_working_set,
+                            "full recomputation rebuilds one layer's activations during its backward pass"});
+  if (s.zero_stage == 3 && (s.data_parallel > 1 || s.offload == OffloadMode::parameters) && largest_unit_bytes > 0) {
+    d.components.push_back({"gathered_parameters", roles.front().name, MemoryCategory::other, MemoryLocation::device,
+                            mul(largest_unit_bytes, 2),
+                            text::cat("ZeRO-3/FSDP all-gathers one layer (or the embedding) at a time and prefetches the "
+                                      "next: 2 x ", gb(largest_unit_bytes))});
+    if (largest_unit_grads > 0)
+      d.components.push_back({"unsharded_gradients", roles.front().name, MemoryCategory::other, MemoryLocation::device,
+                              largest_unit_grads,
+                              text::cat("one layer's full gradients before their reduce-scatter: ", gb(largest_unit_grads))});
+  }
+  if (s.zero_stage == 2 && s.data_parallel > 1 && trainable_on_rank > 0) {
+    const u64 w = s.precision == TrainingPrecision::fp32 ? 4 : 2;
+    const u64 elements = std::min(deepspeed_reduce_bucket, trainable_on_rank);
+    d.components.push_back({"reduce_bucket", roles.front().name, MemoryCategory::other, MemoryLocation::device,
+                            mul(elements, w),
+                            text::cat("gradient reduce bucket: ", elements, " elements x ", w,
+                                      " bytes (DeepSpeed reduce_bucket_size 5e8, capped at the trainable parameters)")});
+  }
+  if (dequantize_bytes > 0)
+    d.components.push_back({"dequantized_weight", roles.front().name, MemoryCategory::other, MemoryLocation::device,
+                            dequantize_bytes,
+                            "the largest quantized matrix dequantized to 16-bit for its matmul (forward and backward)"});
+  if (s.method == TrainingMethod::rlhf) {
+    const u64 rollout_transient = std::max(rollout_generation, rollout_forward);
+    const u64 training_phase = add(activations_total, add(training_transient, recompute_working_set));
+    if (rollout_transient > training_phase)
+      d.components.push_back({"rollout_working_set", "policy", MemoryCategory::other, MemoryLocation::device,
+                              rollout_transient - training_phase,
+                              text::cat("experience phase (policy KV cache for ", s.micro_batch, " x ", s.sequence,
+                                        " generated tokens, reference and reward forward passes: ", gb(rollout_transient),
+                                        ") beyond the training phase's ", gb(training_phase))});
+  }
+  const RuntimeOverhead overhead = runtime_overhead(b.backend, s.devices() > 1);
+  if (overhead.bytes > 0)
+    d.components.push_back({"runtime_overhead", "runtime", MemoryCategory::other, MemoryLocation::device, overhead.bytes,
+                            std::string(overhead.reason)});
+
+  for (const auto& c : d.components) {
+    if (c.location == MemoryLocation::host) {
+      d.host_bytes = add(d.host_bytes, c.bytes);
+      continue;
+    }
+    switch (c.category) {
+      case MemoryCategory::parameters: d.parameters_bytes = add(d.parameters_bytes, c.bytes); break;
+      case MemoryCategory::gradients: d.gradients_bytes = add(d.gradients_bytes, c.bytes); break;
+      case MemoryCategory::optimizer: d.optimizer_bytes = add(d.optimizer_bytes, c.bytes); break;
+      case MemoryCategory::activations: d.activations_bytes = add(d.activations_bytes, c.bytes); break;
+      case MemoryCategory::other: d.other_bytes = add(d.other_bytes, c.bytes); break;
+    }
+  }
+  d.total_bytes = add(add(add(d.parameters_bytes, d.gradients_bytes), add(d.optimizer_bytes, d.activations_bytes)),
+                      d.other_bytes);
+  return d;
+}
+
+}  // namespace
+
+Result<TrainingEstimate> estimate_training(const ModelDescription& model, const TrainingSettings& settings_in,
+                                           const AuxiliaryModels& aux, Backend backend) {
+  if (auto v = settings_in.validate(); !v) return fail(v.error());
+  TrainingEstimate est;
+  const TrainingSettings s = resolve(settings_in, est.warnings);
+  est.settings = s;
+  est.backend = backend;
+  est.model_name = model.name;
+  est.model_source = model.source;
+  est.parameters = model.parameters;
+  est.layers = model.architecture.layers;
+  est.architecture_assumed = model.architecture_assumed;
+
+  const std::string_view main_role = s.method == TrainingMethod::dpo || s.method == TrainingMethod::rlhf ? "policy"
+                                     : s.method == TrainingMethod::distillation                          ? "student"
+                                                                                                         : "model";
+  if (auto v = check_model(model, s, main_role); !v) return fail(v.error());
+  if (s.method == TrainingMethod::distillation) {
+    if (!aux.teacher)
+      return fail(ErrorKind::invalid_input, "distillation needs a teacher model (--teacher MODEL|FILE)");
+    if (auto v = check_model(*aux.teacher, s, "teacher"); !v) return fail(v.error());
+    if (aux.teacher->architecture.vocab_size != model.architecture.vocab_size)
+      est.warnings.push_back(text::cat("teacher and student vocabularies differ (", aux.teacher->architecture.vocab_size,
+                                       " vs ", model.architecture.vocab_size,
+                                       "): logit distillation needs one tokenizer"));
+  } else if (aux.teacher) {
+    est.warnings.push_back(text::cat("the teacher model is ignored: only distillation uses one"));
+  }
+  if (s.method == TrainingMethod::rlhf && aux.reward) {
+    if (auto v = check_model(*aux.reward, s, "reward model"); !v) return fail(v.error());
+  } else if (aux.reward) {
+    est.warnings.push_back("the reward model is ignored: only rlhf uses one");
+  }
+
+  const std::vector<Role> roles = roles_of(s, model, aux);
+  const bool has_frozen_model = std::any_of(roles.begin(), roles.end(), [](const Role& r) { return r.weights == Weights::frozen; });
+  if (s.frozen_quantization && !has_frozen_model)
+    est.warnings.push_back(text::cat("the frozen-model quantization is ignored: ", to_string(s.method),
+                                     s.adapter ? " with adapters" : "", " holds no separate frozen model"));
+
+  // Warnings about valid but questionable choices.
+  if (s.zero_stage > 0 && s.data_parallel == 1 && s.offload == OffloadMode::none)
+    est.warnings.push_back(text::cat("ZeRO stage ", s.zero_stage,
+                                     " with one data-parallel rank and no offload partitions nothing: the memory is that "
+                                     "of stage 0 (raise --dp or offload)"));
+  if (s.zero_stage >= 2 && s.pipeline_parallel > 1)
+    est.warnings.push_back("DeepSpeed does not combine ZeRO stage 2 or 3 with pipeline parallelism; Megatron's "
+                           "distributed optimizer (ZeRO-1 style) does");
+  if (s.precision == TrainingPrecision::bf16_pure)
+    est.warnings.push_back("pure bf16 keeps no fp32 master weights: updates below bf16's precision are lost unless the "
+                           "optimizer uses stochastic rounding or Kahan summation");
+  if (s.precision == TrainingPrecision::fp32 && s.attention == AttentionKernel::flash)
+    est.warnings.push_back("FlashAttention computes in 16-bit: fp32 training falls back to materialised attention "
+                           "(--attention standard)");
+  if (s.micro_batches && *s.micro_batches < s.pipeline_parallel)
+    est.warnings.push_back(text::cat(*s.micro_batches, " micro-batches per step for ", s.pipeline_parallel,
+                                     " pipeline stages leave stages idle most of the step"));
+  if (!model.architecture_assumed && model.architecture.max_context > 0 && s.sequence > model.architecture.max_context)
+    est.warnings.push_back(text::cat("sequence ", s.sequence, " exceeds the model's ", model.architecture.max_context,
+                                     "-token context"));
+  if (s.offload == OffloadMode::optimizer && s.zero_stage == 1)
+    est.warnings.push_back("optimizer offload at ZeRO stage 1 keeps the full gradients on the device; stage 2 moves "
+                           "their partition to the host");
+  if (!model.architecture.mla && s.tensor_parallel > model.architecture.kv_heads)
+    est.warnings.push_back(text::cat("tensor-parallel degree ", s.tensor_parallel, " exceeds the ",
+                                     model.architecture.kv_heads, " KV heads: each rank keeps a replica of one"));
+  if (s.weight_method() == TrainingMethod::qlora && s.zero_stage == 3)
+    est.warnings.push_back("ZeRO-3/FSDP with a 4-bit base needs bnb_4bit_quant_storage set to the compute type so the "
+                           "packed weights can be sharded (FSDP-QLoRA)");
+
+  // Models and their trainable parameters.
+  for (const Role& r : roles) {
+    TrainingModel m;
+    m.role = r.name;
+    m.name = r.model->name;
+    m.parameters = r.model->parameters;
+    m.architecture_assumed = r.model->architecture_assumed;
+    m.storage = storage_phrase(r, s);
+    switch (r.weights) {
+      case Weights::full: m.trainable_parameters = r.model->parameters; break;
+      case Weights::lora: {
+        auto c = count_lora_parameters(r.model->architecture, *s.lora_rank, *s.lora_targets);
+        if (!c) return fail(c.error());
+        if (c->parameters == 0)
+          return fail(ErrorKind::invalid_input, text::cat("LoRA targets ", to_string(*s.lora_targets), " adapt no matrix of ",
+                                                          r.model->name));
+        m.trainable_parameters = c->parameters;
+        break;
+      }
+      case Weights::prefix:
+        m.trainable_parameters =
+            count_prefix_parameters(r.model->architecture, *s.prefix_length, s.prefix_projection).trainable();
+        break;
+      default: break;
+    }
+    if (r.weights != Weights::shared) {
+      est.trainable_parameters += m.trainable_parameters;
+      if (r.weights != Weights::full) est.frozen_parameters += r.model->parameters;
+    }
+    est.models.push_back(std::move(m));
+  }
+
+  Builder builder{s, backend};
+  for (std::uint32_t stage = 0; stage < s.pipeline_parallel; ++stage) {
+    auto d = build_stage(builder, roles, stage);
+    if (!d) return fail(d.error());
+    // Sums saturate: a total at the 64-bit ceiling means something overflowed.
+    if (d->total_bytes == u64_max || d->host_bytes == u64_max)
+      return fail(ErrorKind::invalid_input, text::cat("memory of pipeline stage ", stage,
+                                                      " overflows 64-bit byte counts: the workload is too large"));
+    est.stages.push_back(std::move(*d));
+  }
+  const auto worst = std::max_element(est.stages.begin(), est.stages.end(),
+                                      [](const DeviceMemory& a, const DeviceMemory& b) { return a.total_bytes < b.total_bytes; });
+  est.per_device = *worst;
+
+  // What the numbers rest on.
+  auto& as = est.assumptions;
+  for (const Role& r : roles)
+    if (r.model->architecture_assumed)
+      for (const auto& note : r.model->notes) as.push_back(text::cat(r.name, ": ", note));
+  as.push_back(text::cat("per device: data-parallel rank 0, tensor-parallel rank 0 of pipeline stage ", est.per_device.stage,
+                         " (the most loaded of ", s.pipeline_parallel, "); devices = dp ", s.data_parallel, " x tp ",
+                         s.tensor_parallel, " x pp ", s.pipeline_parallel, " = ", s.devices()));
+  as.push_back(text::cat("model states (ZeRO's layout): ", dtype_name(s.precision), " weights and gradients",
+                         mixed(s.precision) ? " with fp32 master weights counted as optimizer memory (K = 12 for AdamW)" : "",
+                         "; ", optimizer_rule(s.optimizer, s.precision)));
+  if (s.zero_stage > 0)
+    as.push_back(text::cat("ZeRO stage ", s.zero_stage, " over dp ", s.data_parallel, ": ",
+                           s.zero_stage == 1   ? "optimizer states and master weights partitioned"
+                           : s.zero_stage == 2 ? "optimizer states, master weights and gradients partitioned (FSDP SHARD_GRAD_OP)"
+                                               : "optimizer states, master weights, gradients and parameters partitioned "
+                                                 "(FSDP FULL_SHARD); frozen models are partitioned too"));
+  {
+    const Role& main = roles.front();
+    const ActivationSettings a = builder.activation_settings(main, true);
+    as.push_back(text::cat("activations: ", activation_rule(main.model->architecture, a)));
+  }
+  if (s.pipeline_parallel > 1)
+    as.push_back(text::cat("pipeline: layers split evenly (the last stages take any remainder); under 1F1B stage i holds "
+                           "min(pp - i, micro-batches) = up to ",
+                           std::min(s.pipeline_parallel, *s.micro_batches), " micro-batches of activations"));
+  if (s.tensor_parallel > 1)
+    as.push_back(text::cat("tensor parallel ", s.tensor_parallel,
+                           ": attention and FFN matrices, embedding and head split (Megatron); norms and MoE routers "
+                           "replicated; experts split like dense FFNs (no expert parallelism)"));
+  if (s.data_parallel > 1 && s.zero_stage == 0)
+    as.push_back("data parallel without ZeRO: gradients are all-reduced in place (Megatron's contiguous buffer, DDP "
+                 "gradient_as_bucket_view); PyTorch DDP's default keeps a second gradient copy in its buckets");
+  if (s.method == TrainingMethod::rlhf)
+    as.push_back("RLHF/PPO: policy and value models train in one step (their activations add up); reference and reward "
+                 "forward passes and the policy's generation run in the experience phase, counted where they exceed the "
+                 "training phase; value and reward models are costed with their language-model embedding");
+  if (s.method == TrainingMethod::dpo)
+    as.push_back(s.adapter ? "DPO with adapters: the reference is the policy's base with the adapters disabled"
+                           : "DPO: the frozen reference runs a no-grad forward pass on the same pairs after the policy's "
+                             "(precomputing reference log-probabilities removes it from the step)");
+  if (s.method == TrainingMethod::distillation)
+    as.push_back("distillation: the teacher's no-grad forward pass precedes the student's; its fp32 logits stay for "
+                 "the loss");
+  if (s.offload != OffloadMode::none)
+    as.push_back("offloaded states sit in pinned host memory; host_bytes is per device, so a host holds it once per "
+                 "local device");
+  return est;
+}
+
+Result<TrainingEstimate> estimate_training_memory(std::uint64_t parameters, TrainingMethod method) {
+  auto model = ModelDescription::from_parameter_count(parameters);
+  if (!model) return fail(model.error());
+  TrainingSettings s;
+  s.method = method;
+  AuxiliaryModels aux;
+  if (method == TrainingMethod::distillation) aux.teacher = *model;
+  return estimate_training(*model, s, aux);
+}
+
+}  // namespace hwaccel

@@ -1,0 +1,142 @@
+// Fuzz targets for the parsers of vendor tool output: nvidia-smi (query CSV,
+// -q, -L, topo -m, nvlink -s) and the driver's /proc files, vulkaninfo,
+// tpu-info, qaic-util, system_profiler and the device-tree compatible string.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_support.hpp"
+
+import hwaccel;
+
+namespace hwaccel::fuzz {
+
+namespace {
+
+void check_bus_id(const std::optional<PciAddress>& address, Findings& findings) {
+  if (!address) return;
+  const auto again = PciAddress::parse(address->to_string());
+  findings.check(again && *again == *address, "a parsed PCI address does not read back from its canonical form");
+}
+
+void check_gpu(const parsers::NvidiaGpu& gpu, Findings& findings) {
+  check_bus_id(gpu.bus_id, findings);
+  for (const auto* v : {&gpu.power_draw_watts, &gpu.power_limit_watts, &gpu.temperature_c, &gpu.utilization_percent,
+                        &gpu.max_memory_clock_mhz})
+    if (*v) findings.check(std::isfinite(**v), "nvidia-smi: a parsed number is not finite");
+}
+
+}  // namespace
+
+void nvidia_query_csv(std::string_view, std::string_view input, Findings& findings) {
+  if (const auto csv = parsers::parse_nvidia_smi_csv(input)) {
+    findings.check(!csv->columns.empty(), "CSV: a table without columns was accepted");
+    findings.check(csv->units.size() == csv->columns.size(), "CSV: one unit per column");
+    for (const auto& row : csv->rows) findings.check(row.size() == csv->columns.size(), "CSV: a row has the wrong width");
+    for (std::size_t i = 0; i < csv->columns.size(); ++i) {
+      const auto found = csv->column(csv->columns[i]);
+      findings.check(found && *found <= i, "CSV: column() does not find a column by its own name");
+    }
+  }
+  if (const auto table = parsers::parse_query_gpu(input))
+    for (const auto& gpu : table->gpus) check_gpu(gpu, findings);
+  if (const auto field = parsers::rejected_query_field(input))
+    findings.check(!field->empty() && field->size() <= 100, "rejected field name out of bounds");
+}
+
+void nvidia_query_text(std::string_view, std::string_view input, Findings& findings) {
+  const auto table = parsers::parse_query_text(input);
+  if (!table) return;
+  findings.check(!table->gpus.empty(), "-q: success without a GPU section");
+  for (const auto& gpu : table->gpus) check_gpu(gpu, findings);
+}
+
+void nvidia_gpu_list(std::string_view, std::string_view input, Findings& findings) {
+  for (const auto& gpu : parsers::parse_gpu_list(input))
+    for (const auto& mig : gpu.mig_devices)
+      if (mig.memory_bytes) findings.check(*mig.memory_bytes > 0, "-L: a MIG device with zero memory");
+}
+
+void nvidia_topology(std::string_view, std::string_view input, Findings& findings) {
+  const auto topology = parsers::parse_topology_matrix(input);
+  if (!topology) return;
+  findings.check(!topology->columns.empty(), "topo -m: success without columns");
+  for (const auto& row : topology->rows) {
+    findings.check(row.cells.size() == topology->columns.size(), "topo -m: a row has the wrong width");
+    for (const auto& cell : row.cells)
+      if (cell && cell->nvlinks) findings.check(*cell->nvlinks > 0, "topo -m: NV0");
+  }
+}
+
+void nvidia_nvlink(std::string_view, std::string_view input, Findings& findings) {
+  for (const auto& gpu : parsers::parse_nvlink_status(input)) {
+    findings.check(std::isfinite(gpu.total_gbps) && gpu.total_gbps >= 0, "nvlink -s: total bandwidth not finite");
+    findings.check(gpu.link_gbps.has_value() == (gpu.active_links > 0), "nvlink -s: link speed without an active link");
+    if (gpu.link_gbps) findings.check(gpu.total_gbps + 0.001 >= *gpu.link_gbps, "nvlink -s: total below one link");
+  }
+}
+
+void nvidia_proc_files(std::string_view, std::string_view input, Findings& findings) {
+  const auto info = parsers::parse_proc_gpu_information(input);
+  check_bus_id(info.bus_location, findings);
+  (void)parsers::parse_proc_driver_version(input);
+  (void)parsers::cuda_architecture(input);
+  if (const auto bytes = parsers::mig_profile_memory_bytes(input)) findings.check(*bytes > 0, "MIG profile of 0 bytes");
+  if (const auto value = parsers::nvidia_smi_value(input))
+    findings.check(value->size() <= input.size(), "nvidia_smi_value grew its input");
+}
+
+void vulkaninfo(std::string_view param, std::string_view input, Findings& findings) {
+  const auto info = param == "summary" ? parsers::parse_vulkaninfo_summary(input) : parsers::parse_vulkaninfo(input);
+  if (!info.has_devices) findings.check(info.devices.empty(), "vulkaninfo: devices outside a device section");
+  for (const auto& device : info.devices) {
+    check_bus_id(device.pci_address, findings);
+    (void)parsers::is_software_renderer(device);
+  }
+}
+
+void tpu_info(std::string_view, std::string_view input, Findings& findings) {
+  const auto report = parsers::parse_tpu_info(input);
+  for (const auto& usage : report.usage) {
+    if (usage.duty_cycle_percent) findings.check(std::isfinite(*usage.duty_cycle_percent), "tpu-info: duty cycle not finite");
+  }
+  if (report.accelerator_type) (void)parsers::tpu_version_of_accelerator_type(*report.accelerator_type);
+  (void)parsers::tpu_version_of_accelerator_type(input);
+}
+
+void qaic_util(std::string_view, std::string_view input, Findings& findings) {
+  const auto report = parsers::parse_qaic_util(input);
+  for (const auto& device : report.devices) {
+    check_bus_id(device.pci_address, findings);
+    if (device.dram_total_bytes && device.dram_free_bytes) (void)(device.qid);
+  }
+}
+
+void system_profiler(std::string_view, std::string_view input, Findings& findings) {
+  if (const auto hardware = parsers::parse_sp_hardware(input)) {
+    if (hardware->chip_type) (void)parsers::apple_chip_by_name(*hardware->chip_type);
+  }
+  if (const auto gpus = parsers::parse_sp_displays(input)) {
+    for (const auto& gpu : *gpus) {
+      findings.check(!gpu.name.empty(), "system_profiler: a GPU without a name");
+      if (gpu.cores) findings.check(*gpu.cores > 0 && *gpu.cores < 100'000, "system_profiler: core count out of range");
+    }
+  }
+}
+
+void devicetree_compatible(std::string_view, std::string_view input, Findings& findings) {
+  const auto dt = parsers::parse_devicetree_compatible(input);
+  if (!dt.apple) findings.check(dt.soc.empty() && dt.board.empty(), "device tree: Apple fields without an Apple platform");
+  if (!dt.soc.empty()) {
+    findings.check(dt.soc.size() == 5 && dt.soc[0] == 't', "device tree: SoC code is not tNNNN");
+    (void)parsers::apple_chip_by_soc(dt.soc);
+  }
+  findings.check(dt.board.size() <= input.size(), "device tree: board longer than the input");
+}
+
+}  // namespace hwaccel::fuzz

@@ -1,0 +1,362 @@
+// `hwaccel plan`, `hwaccel specs` and `hwaccel models`.
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <unistd.h>
+
+import hwaccel;
+
+namespace hwaccel::cli {
+namespace {
+
+struct PlanArgs {
+  std::string params;
+  std::string model;
+  std::string quant;
+  std::string kv_dtype;
+  std::uint64_t context = 4096;
+  std::uint32_t batch = 1;
+  double reserve = 0.10;
+  std::string objective = "throughput";
+  std::string family;
+  bool no_offload = false;
+  std::string fixture;
+  std::string devices;
+  bool json = false;
+  bool human = false;
+  bool pretty = false;
+  std::size_t max_shards = 32;
+};
+
+// "7000000000", "7e9", "7B", "70b", "1.5T", "350M".
+std::optional<std::uint64_t> parse_params(std::string_view s) {
+  s = text::trim(s);
+  double scale = 1;
+  if (!s.empty()) {
+    switch (text::to_lower(s.back())) {
+      case 'k': scale = 1e3; break;
+      case 'm': scale = 1e6; break;
+      case 'b': scale = 1e9; break;
+      case 't': scale = 1e12; break;
+      default: break;
+    }
+    if (scale != 1) s.remove_suffix(1);
+  }
+  const auto v = text::parse_double(s);
+  if (!v || !(*v > 0)) return std::nullopt;
+  const double n = std::round(*v * scale);
+  if (n < 1 || n > 1.8e19) return std::nullopt;
+  return static_cast<std::uint64_t>(n);
+}
+
+std::string bytes_text(std::uint64_t b) {
+  const double v = static_cast<double>(b);
+  if (v >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", v / (1024.0 * 1024 * 1024));
+  if (v >= 1024.0 * 1024) return fmt::format("{:.0f} MiB", v / (1024.0 * 1024));
+  if (v >= 1024.0) return fmt::format("{:.0f} KiB", v / 1024.0);
+  return fmt::format("{} B", b);
+}
+
+std::string rate_text(const std::optional<double>& r) { return r ? fmt::format("{:.1f}", *r) : std::string("unknown"); }
+
+std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
+  const char* bold = color ? "\033[1m" : "";
+  const char* reset = color ? "\033[0m" : "";
+  const char* red = color ? "\033[31m" : "";
+  const char* green = color ? "\033[32m" : "";
+  const QuantizationInfo& q = info(p.quantization);
+  std::string out;
+  out += fmt::format("{}Model{}         {} ({:.2f} B parameters{}, {} layers{})\n", bold, reset, p.model_name,
+                     static_cast<double>(p.parameters) / 1e9,
+                     p.active_parameters != p.parameters
+                         ? fmt::format(", {:.1f} B active", static_cast<double>(p.active_parameters) / 1e9)
+                         : std::string(),
+                     p.layers, p.architecture_assumed ? ", architecture assumed" : "");
+  out += fmt::format("{}Quantization{}  {} ({} bits per weight, {:.2f} per parameter here{}); KV cache {} ({} per token)\n",
+                     bold, reset, q.display_name, q.bits_per_weight(), p.weight_bits_per_parameter,
+                     p.quantization_suggested ? "; suggested" : "", to_string(p.kv_cache_type),
+                     bytes_text(p.memory.kv_cache_bytes_per_token));
+  out += fmt::format("{}Workload{}      {} tokens x {} sequence(s), {:.0f}% of memory reserved\n", bold, reset, p.context,
+                     p.batch, p.reserve_fraction * 100);
+  out += fmt::format("{}Strategy{}      {}\n", bold, reset, p.strategy.name());
+  out += fmt::format("{}Memory{}        weights {} + KV cache {} + activations {} + overhead {} = {} per replica\n", bold,
+                     reset, bytes_text(p.memory.weights_bytes), bytes_text(p.memory.kv_cache_bytes),
+                     bytes_text(p.memory.activation_bytes), bytes_text(p.memory.overhead_bytes),
+                     bytes_text(p.memory.total_bytes));
+  out += fmt::format("{}Fits{}          {}{}{}\n", bold, reset, p.fits ? green : red, p.fits ? "yes" : "no", reset);
+  const auto& t = p.throughput;
+  if (t.decode_tokens_per_s)
+    out += fmt::format("{}Throughput{}    decode {} tok/s per sequence ({} in all; ceiling {}), bound by {} (bandwidth: {})\n",
+                       bold, reset, rate_text(t.decode_tokens_per_s), rate_text(t.decode_tokens_per_s_total),
+                       rate_text(t.decode_ceiling_tokens_per_s), t.decode_bottleneck, t.bandwidth_source);
+  else
+    out += fmt::format("{}Throughput{}    decode unknown (see the assumptions)\n", bold, reset);
+  if (t.prefill_tokens_per_s)
+    out += fmt::format("              prefill {} tok/s, bound by {}\n", rate_text(t.prefill_tokens_per_s),
+                       t.prefill_bottleneck);
+  else
+    out += "              prefill unknown (see the assumptions)\n";
+  out += fmt::format("\n{}{:<12} {:<30} {:>4} {:>5} {:>4} {:>11} {:>10} {:>10} {:>21}{}\n", bold, "DEVICE", "NAME",
+                     "REPL", "STAGE", "RANK", "LAYERS", "WEIGHTS", "KV CACHE", "TOTAL / CAPACITY", reset);
+  std::size_t shown = 0;
+  for (const auto& s : p.shards) {
+    if (shown++ == max_shards) {
+      out += fmt::format("... {} more shard(s) (all of them with --json)\n", p.shards.size() - max_shards);
+      break;
+    }
+    const std::string layers =
+        s.layer_count ? fmt::format("{}-{}", s.first_layer, s.first_layer + s.layer_count - 1) : std::string("-");
+    std::string name = s.device_name.size() > 30 ? s.device_name.substr(0, 27) + "..." : s.device_name;
+    out += fmt::format("{:<12} {:<30} {:>4} {:>5} {:>4} {:>11} {:>10} {:>10} {:>21}\n", s.device, name, s.replica,
+                       s.stage, s.tp_rank, layers, bytes_text(s.weights_bytes), bytes_text(s.kv_cache_bytes),
+                       bytes_text(s.total_bytes) + " / " + bytes_text(s.capacity_bytes));
+  }
+  if (!p.launch.visible_devices.empty() || !p.launch.vllm.empty() || !p.launch.llama_cpp.empty()) {
+    out += fmt::format("\n{}Launch{}\n", bold, reset);
+    for (const auto* line : {&p.launch.visible_devices, &p.launch.vllm, &p.launch.llama_cpp})
+      if (!line->empty()) out += "  " + *line + "\n";
+  }
+  out += fmt::format("\n{}Assumptions{}\n", bold, reset);
+  for (const auto& a : p.assumptions) out += "  - " + a + "\n";
+  return out;
+}
+
+int run_plan(const PlanArgs& a) {
+  // Exactly one way to name the model.
+  if (a.params.empty() == a.model.empty()) {
+    std::cerr << "hwaccel plan: give exactly one of --params N and --model FILE|NAME\n";
+    return exit_usage;
+  }
+  InferenceSettings settings;
+  settings.context = a.context;
+  settings.batch = a.batch;
+  settings.reserve_fraction = a.reserve;
+  settings.allow_cpu_offload = !a.no_offload;
+  settings.objective = a.objective == "latency" ? PlanObjective::latency : PlanObjective::throughput;
+  if (!a.quant.empty()) {
+    auto q = parse_quantization(a.quant);
+    if (!q) {
+      std::cerr << "hwaccel plan: --quant: " << q.error().message << "\n";
+      return exit_usage;
+    }
+    settings.quantization = *q;
+  }
+  if (!a.kv_dtype.empty()) {
+    const auto q = parse_quantization(a.kv_dtype);
+    std::string error = q ? std::string() : q.error().message;
+    if (q)
+      if (const auto bits = kv_cache_bits(*q); !bits) error = bits.error().message;
+    if (!error.empty()) {
+      std::cerr << "hwaccel plan: --kv-dtype: " << error << "\n";
+      return exit_usage;
+    }
+    settings.kv_cache_type = *q;
+  }
+  if (a.family == "gguf") settings.quantization_family = QuantizationFamily::gguf;
+  else if (a.family == "hf") settings.quantization_family = QuantizationFamily::floating;
+
+  ModelDescription model;
+  if (!a.params.empty()) {
+    const auto n = parse_params(a.params);
+    if (!n) {
+      std::cerr << "hwaccel plan: --params: '" << a.params << "' is not a positive parameter count (e.g. 7e9, 70B)\n";
+      return exit_usage;
+    }
+    auto m = ModelDescription::from_parameter_count(*n);
+    if (!m) {
+      std::cerr << "hwaccel plan: --params: " << m.error().message << "\n";
+      return exit_usage;
+    }
+    model = std::move(*m);
+  } else {
+    auto m = load_model(a.model);
+    if (!m) {
+      std::cerr << "hwaccel plan: --model: " << m.error().message << "\n";
+      return exit_failure;
+    }
+    model = std::move(*m);
+  }
+  if (auto v = settings.validate(model); !v) {
+    std::cerr << "hwaccel plan: " << v.error().message << "\n";
+    return exit_usage;
+  }
+
+  AcceleratorRegistry registry;
+  if (!a.devices.empty()) {
+    auto r = hypothetical_registry(a.devices);
+    if (!r) {
+      std::cerr << "hwaccel plan: --devices: " << r.error().message << "\n";
+      return exit_usage;
+    }
+    registry = std::move(*r);
+  } else if (!a.fixture.empty()) {
+    auto fixture = FixtureSystem::open(a.fixture);
+    if (!fixture) {
+      std::cerr << "hwaccel plan: cannot replay fixture: " << fixture.error().message << "\n";
+      return exit_failure;
+    }
+    registry = DetectBuilder{}.detect(**fixture);
+  } else {
+    registry = AcceleratorRegistry::detect();
+  }
+
+  auto plan = plan_inference(registry, model, settings);
+  if (!plan) {
+    std::cerr << "hwaccel plan: " << plan.error().message << "\n";
+    return exit_failure;
+  }
+  // JSON for programs (--json, or stdout not a terminal), text for people.
+  const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
+  if (json) std::cout << to_json(*plan, a.pretty) << "\n";
+  else std::cout << human_plan(*plan, a.max_shards, use_color(STDOUT_FILENO));
+  std::cout.flush();
+  return std::cout.good() ? 0 : exit_failure;
+}
+
+std::string optional_number(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
+
+int run_specs(bool json_output) {
+  if (json_output) {
+    json::Writer w(false);
+    w.begin_array();
+    for (const auto& s : device_specs()) {
+      w.begin_object();
+      w.field("id", s.id).field("name", s.name).field("product", s.product).field("vendor", s.vendor);
+      w.field("backend", to_string(s.backend)).field("family", to_string(s.family));
+      w.field("architecture", s.architecture);
+      if (!s.compute_capability.empty()) w.field("compute_capability", s.compute_capability);
+      w.field("memory_bytes", s.memory_bytes).field("memory_kind", to_string(s.memory_kind));
+      w.field("memory_bandwidth_gbps", s.memory_bandwidth_gbps);
+      w.field("fp32_tflops", s.fp32_tflops).field("bf16_tflops", s.bf16_tflops).field("fp16_tflops", s.fp16_tflops);
+      w.field("fp8_tflops", s.fp8_tflops).field("int8_tops", s.int8_tops);
+      if (s.fabric) {
+        w.key("fabric").begin_object();
+        w.field("kind", s.fabric->kind).field("name", s.fabric->name).field("bandwidth_gbps", s.fabric->bandwidth_gbps);
+        w.field("domain_size", s.fabric->domain_size);
+        w.end_object();
+      }
+      w.field("devices_per_package", s.devices_per_package);
+      w.field("source", s.source);
+      if (!s.notes.empty()) w.field("notes", s.notes);
+      w.end_object();
+    }
+    w.end_array();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9} {:>9} {:>9} {:>9}  {}\n", "NAME", "ID", "MEMORY", "GB/s",
+                           "BF16 TF", "FP16 TF", "FP8 TF", "FABRIC (GB/s per direction x domain)");
+  for (const auto& s : device_specs()) {
+    std::string fabric = "PCIe only";
+    if (s.fabric)
+      fabric = fmt::format("{} {} x {}", s.fabric->kind,
+                           s.fabric->bandwidth_gbps ? fmt::format("{:g}", *s.fabric->bandwidth_gbps) : "?",
+                           s.fabric->domain_size);
+    std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9g} {:>9} {:>9} {:>9}  {}\n", s.name, s.id,
+                             bytes_text(s.memory_bytes), s.memory_bandwidth_gbps, optional_number(s.bf16_tflops),
+                             optional_number(s.fp16_tflops), optional_number(s.fp8_tflops), fabric);
+  }
+  std::cout << "\nDense datasheet figures, per device. Use a NAME with --devices, e.g. "
+               "`hwaccel plan --model llama-3.1-70b --devices 8xH100-SXM-80GB`.\n";
+  return 0;
+}
+
+int run_models(bool json_output) {
+  if (json_output) {
+    json::Writer w(false);
+    w.begin_array();
+    for (const auto& e : model_catalogue()) {
+      const auto d = catalogue_model(e.id);
+      if (!d) continue;
+      const auto& a = d->architecture;
+      w.begin_object();
+      w.field("id", e.id).field("name", e.display_name).field("hf_repo", e.hf_repo).field("family", e.family);
+      w.field("params", d->parameters).field("active_params", d->active_parameters);
+      w.field("layers", a.layers).field("hidden_size", a.hidden_size).field("attention_heads", a.attention_heads);
+      w.field("kv_heads", a.kv_heads).field("head_dim", a.head_dim).field("intermediate_size", a.intermediate_size);
+      w.field("vocab_size", a.vocab_size).field("tied_embeddings", a.tied_embeddings);
+      w.field("max_context", a.max_context);
+      if (a.moe.is_moe()) w.field("experts", a.moe.experts).field("experts_per_token", a.moe.experts_per_token);
+      w.field("attention", to_string(a.attention_kind()));
+      w.field("source", e.source);
+      w.end_object();
+    }
+    w.end_array();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{:<16} {:<20} {:>9} {:>7} {:>6} {:>10} {:>7} {:>8}  {}\n", "ID", "NAME", "PARAMS",
+                           "LAYERS", "HIDDEN", "HEADS/KV", "VOCAB", "CONTEXT", "EXPERTS");
+  for (const auto& e : model_catalogue()) {
+    const auto d = catalogue_model(e.id);
+    if (!d) continue;
+    const auto& a = d->architecture;
+    const std::string experts =
+        a.moe.is_moe() ? fmt::format("{} of {} ({:.1f} B active)", a.moe.experts_per_token, a.moe.experts,
+                                     static_cast<double>(d->active_parameters) / 1e9)
+                       : std::string("-");
+    std::cout << fmt::format("{:<16} {:<20} {:>8.2f}B {:>7} {:>6} {:>10} {:>7} {:>8}  {}\n", e.id, e.display_name,
+                             static_cast<double>(d->parameters) / 1e9, a.layers, a.hidden_size,
+                             fmt::format("{}/{}", a.attention_heads, a.kv_heads), a.vocab_size, a.max_context, experts);
+  }
+  std::cout << "\nArchitectures from each model's published config.json. Use an ID with --model, e.g. "
+               "`hwaccel plan --model llama-3.1-70b`.\n";
+  return 0;
+}
+
+}  // namespace
+
+Command add_plan_command(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  auto* cmd = app.add_subcommand(
+      "plan",
+      "Plan how a model runs on this machine, a fixture or hypothetical devices: quantization, memory, sharding, "
+      "throughput.\nOutput is text on a terminal and JSON otherwise (or with --json). Exit status: 0 planned (see "
+      "\"fits\"), 1 the model or fixture could not be read or no device can run it, 2 bad usage.");
+  cmd->add_option("--params", args->params, "Parameter count: 7000000000, 7e9, 70B (architecture borrowed from the nearest catalogue model)");
+  cmd->add_option("--model", args->model, "Catalogue id (see `hwaccel models`), or a config.json, .gguf, .safetensors, *.safetensors.index.json or model folder");
+  cmd->add_option("--quant", args->quant, "Quantization (bf16, fp16, fp8, int8, int4, nf4, q8_0, q6_k, q5_k_m, q4_k_m, ...); default: the best that fits");
+  cmd->add_option("--context", args->context, "Tokens per sequence, prompt and output together")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
+  cmd->add_option("--batch", args->batch, "Concurrent sequences per replica")->check(CLI::Range(1u, 65536u));
+  cmd->add_option("--kv-dtype", args->kv_dtype, "KV cache type (fp16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, ...); default: the weights' compute type");
+  cmd->add_option("--reserve", args->reserve, "Fraction of each device's memory kept free (vLLM: 1 - gpu_memory_utilization)")->check(CLI::Range(0.0, 0.95));
+  cmd->add_option("--objective", args->objective, "throughput (most replicas) or latency (widest tensor parallelism)")
+      ->check(CLI::IsMember({"throughput", "latency"}));
+  cmd->add_option("--formats", args->family, "Levels a suggestion picks from: hf (bf16/fp8/int8/int4) or gguf (llama.cpp)")
+      ->check(CLI::IsMember({"hf", "gguf"}));
+  cmd->add_flag("--no-offload", args->no_offload, "Never put layers in host memory");
+  auto* fixture = cmd->add_option("--fixture", args->fixture, "Plan for a captured machine (fixture folder)")->check(CLI::ExistingDirectory);
+  auto* devices = cmd->add_option("--devices", args->devices, "Plan for hypothetical devices, e.g. 8xH100-SXM-80GB or 2xRTX-4090+1xRTX-3090 (see `hwaccel specs`)");
+  fixture->excludes(devices);
+  auto* json_flag = cmd->add_flag("--json", args->json, "JSON output");
+  auto* human_flag = cmd->add_flag("--human", args->human, "Text output even when stdout is not a terminal");
+  json_flag->excludes(human_flag);
+  cmd->add_flag("--pretty", args->pretty, "Indent the JSON");
+  cmd->add_option("--max-shards", args->max_shards, "Shards listed in text output");
+  return {cmd, [args] { return run_plan(*args); }};
+}
+
+Command add_specs_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("specs", "List the published device specs `--devices` accepts");
+  cmd->add_flag("--json", *json, "JSON output");
+  return {cmd, [json] { return run_specs(*json); }};
+}
+
+Command add_models_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("models", "List the built-in model catalogue `--model` accepts");
+  cmd->add_flag("--json", *json, "JSON output");
+  return {cmd, [json] { return run_models(*json); }};
+}
+
+}  // namespace hwaccel::cli
