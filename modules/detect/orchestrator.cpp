@@ -49,7 +49,9 @@ void append(std::vector<T>& into, std::vector<T>&& from) {
 Inventory detect_inventory(const System& machine, const DetectOptions& options) {
   // Detectors share what they read: /proc/cpuinfo, mountinfo, the PCI list
   // and sysfs links are each read once per detection.
-  const ReadCache system(machine);
+  std::optional<ReadCache> cache;
+  if (!machine.reads_from_memory()) cache.emplace(machine);
+  const System& system = cache ? static_cast<const System&>(*cache) : machine;
   const auto table = detector_table();
   std::vector<Slot> slots(table.size());
   std::vector<std::jthread> threads;

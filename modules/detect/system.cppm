@@ -96,6 +96,9 @@ class System {
   /// replay that does not simulate durations): running tools concurrently
   /// then gains nothing, and detection runs them one after another.
   virtual bool runs_instantly() const noexcept { return false; }
+  /// True when every read is already answered from memory (an indexed
+  /// fixture, a ReadCache): detection then adds no cache of its own.
+  virtual bool reads_from_memory() const noexcept { return false; }
 
   bool exists(std::string_view path) const { return status(path).has_value(); }
 };
@@ -173,6 +176,7 @@ class FixtureSystem final : public System {
   std::optional<std::string> find_tool(std::string_view name) const override;
   Result<ToolResult> run(const ToolRequest& request) const override;
   bool runs_instantly() const noexcept override;
+  bool reads_from_memory() const noexcept override { return true; }
 
   struct State;
 
@@ -201,6 +205,7 @@ class ReadCache final : public System {
   std::optional<std::string> find_tool(std::string_view name) const override;
   Result<ToolResult> run(const ToolRequest& request) const override;
   bool runs_instantly() const noexcept override;
+  bool reads_from_memory() const noexcept override { return true; }
 
   struct State;
 
