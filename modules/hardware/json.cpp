@@ -1,5 +1,6 @@
 // JSON writer: canonical, locale-free, UTF-8 safe.
 module;
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -34,7 +35,15 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
   return 0;
 }
 
-constexpr bool needs_escape(unsigned char c) noexcept { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+// Bytes that end a run of plain ASCII, looked up by table: strings are
+// written at a byte per step without a chain of comparisons.
+constexpr auto escape_table = [] {
+  std::array<bool, 256> t{};
+  for (std::size_t c = 0; c < t.size(); ++c) t[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+  return t;
+}();
+
+constexpr bool needs_escape(unsigned char c) noexcept { return escape_table[c]; }
 
 }  // namespace
 

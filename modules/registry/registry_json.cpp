@@ -210,7 +210,7 @@ void write_system(json::Writer& w, const SystemInfo& s) {
 
 std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& options) {
   const Inventory& inv = registry.inventory();
-  json::Writer w(options.pretty, 512 + inv.devices.size() * 512);
+  json::Writer w(options.pretty, 1024 + inv.devices.size() * 1024);  // a device is ~700 bytes
   w.begin_object();
   w.field("schema_version", registry_schema_version);
   w.key("devices").begin_array();
@@ -611,7 +611,14 @@ class Reader {
 }  // namespace
 
 Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
-  simdjson::dom::parser parser;
+  // A parser per call allocates (and the kernel zero-fills) buffers a few
+  // times the document's size: each thread keeps one for registries of the
+  // usual size instead. A huge document gets its own, so that no thread
+  // holds on to its memory.
+  constexpr std::size_t reused_up_to = std::size_t{1} << 20;
+  thread_local simdjson::dom::parser reused;
+  std::optional<simdjson::dom::parser> own;
+  simdjson::dom::parser& parser = json.size() <= reused_up_to ? reused : own.emplace();
   element doc;
   if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat("registry JSON is not valid JSON: ", simdjson::error_message(err)));
@@ -630,6 +637,7 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
     if (key == "devices") {
       array a;
       if (r.array_of(value, "devices", a)) {
+        inv.devices.reserve(a.size());
         std::size_t i = 0;
         for (element item : a) {
           DeviceProfile d;
