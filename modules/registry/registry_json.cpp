@@ -414,8 +414,11 @@ class Reader {
     object o;
     if (!object_of(e, path, o)) return false;
     bool has_id = false, has_backend = false;
+    // One buffer for every field's path: a device has dozens of fields.
+    std::string p;
+    p.reserve(path.size() + 32);
     for (auto [k, v] : o) {
-      const std::string p = text::cat(path, ".", k);
+      p.assign(path).append(".").append(k);
       if (k == "id") has_id = read(v, p, d.id);
       else if (k == "backend") has_backend = read_enum(v, p, d.backend, &parse_backend);
       else if (k == "family") read_enum(v, p, d.family, &parse_family);
