@@ -248,7 +248,9 @@ TEST(CudaParsers, TruncatedHeaderOnlyGarbageAndErrorLines) {
   // Garbage and messages are not a table.
   for (std::string bad : {std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe", 12), std::string(""),
                           std::string("No devices were found\n"),
-                          std::string("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n")}) {
+                          std::string("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"),
+                          // A lone word in random bytes looks like a one-field header.
+                          std::string("\x9a\x1b\xa1\n" "D\n" "\x08\x03\n" "u\n" "K7\n")}) {
     const auto r = parsers::parse_query_gpu(bad);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().kind, ErrorKind::parse_error);

@@ -278,6 +278,13 @@ Result<NvidiaGpuTable> parse_query_gpu(std::string_view text) {
              c_gen_cur = col("pcie.link.gen.current"), c_gen_max = col("pcie.link.gen.max"),
              c_w_cur = col("pcie.link.width.current"), c_w_max = col("pcie.link.width.max");
   auto unit = [&](std::optional<std::size_t> c) { return c ? csv->units[*c] : std::string_view{}; };
+  // Every query asks for one of these: a "header" naming none of them is
+  // something else that happens to look like field names (a lone word of
+  // garbage), and its rows are not GPUs.
+  if (!c_index && !c_name && !c_uuid && !c_bus)
+    return fail(ErrorKind::parse_error,
+                text::cat("output has no CSV header naming index, name, uuid or pci.bus_id (it starts with \"",
+                          text::excerpt(text::trim(text), 60), "\")"));
 
   table.gpus.reserve(csv->row_count());
   for (std::size_t r = 0; r < csv->row_count(); ++r) {
