@@ -69,6 +69,17 @@ for delay in $delays; do
   ms=$(PATH="$fake:$PATH" median_ms "fake-$delay" "$runs" "$hwaccel")
   printf '%-52s %10.2f   (%d GPUs; %.2fx of 39 ms)\n' "hwaccel, fake 8xH100 nvidia-smi (${delay}s each)" "$ms" \
     "$gpus" "$(jq -n "$ms / 39")"
+  # The floor: the same captured command lines started at once by a shell,
+  # without hwaccel. What hwaccel adds is the difference.
+  {
+    echo '#!/bin/sh'
+    jq -r --arg fake "$fake" '.commands[] | select(.argv[0] == "nvidia-smi") |
+      "\($fake)/nvidia-smi \(.argv[1:] | map(@sh) | join(" ")) >/dev/null &"' "$fixture/fixture.json"
+    echo wait
+  } >"$work/all-at-once-$delay.sh"
+  chmod +x "$work/all-at-once-$delay.sh"
+  floor=$(median_ms "floor-$delay" "$runs" "$work/all-at-once-$delay.sh")
+  printf '%-52s %10.2f   (hwaccel adds %.2f ms)\n' "  the fakes alone, all at once from sh" "$floor" "$(jq -n "$ms - $floor")"
 done
 
 hung="$work/hung"
