@@ -22,8 +22,9 @@ bool selected(const Detector& d, const DetectOptions& options) {
 // A detector whose tools are all absent cannot block on a process: running it
 // inline saves a thread start, which costs more than most sysfs probes.
 bool may_wait_on_tool(const Detector& d, const System& system) {
-  return std::any_of(d.tools.begin(), d.tools.end(),
-                     [&](std::string_view tool) { return system.find_tool(tool).has_value(); });
+  return !system.runs_instantly() && std::any_of(d.tools.begin(), d.tools.end(), [&](std::string_view tool) {
+           return system.find_tool(tool).has_value();
+         });
 }
 
 struct Slot {
@@ -45,7 +46,12 @@ void append(std::vector<T>& into, std::vector<T>&& from) {
 
 }  // namespace
 
-Inventory detect_inventory(const System& system, const DetectOptions& options) {
+Inventory detect_inventory(const System& machine, const DetectOptions& options) {
+  // Detectors share what they read: /proc/cpuinfo, mountinfo, the PCI list
+  // and sysfs links are each read once per detection.
+  std::optional<ReadCache> cache;
+  if (!machine.reads_from_memory()) cache.emplace(machine);
+  const System& system = cache ? static_cast<const System&>(*cache) : machine;
   const auto table = detector_table();
   std::vector<Slot> slots(table.size());
   std::vector<std::jthread> threads;

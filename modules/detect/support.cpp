@@ -106,6 +106,10 @@ Result<ToolResult> DetectContext::run(std::vector<std::string> argv) const {
 std::vector<Result<ToolResult>> DetectContext::run_concurrently(std::span<const ToolRequest> requests) const {
   std::vector<Result<ToolResult>> results(requests.size(), fail(ErrorKind::tool_failed, "not run"));
   if (requests.empty()) return results;
+  if (system_.runs_instantly()) {
+    for (std::size_t i = 0; i < requests.size(); ++i) results[i] = system_.run(requests[i]);
+    return results;
+  }
   std::vector<std::jthread> workers;
   workers.reserve(requests.size() - 1);
   for (std::size_t i = 1; i < requests.size(); ++i)

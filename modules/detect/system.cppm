@@ -92,6 +92,13 @@ class System {
   /// tool_failed (could not start), timeout (process group killed),
   /// not_captured (fixture replay).
   virtual Result<ToolResult> run(const ToolRequest& request) const = 0;
+  /// True when run() answers at once, without a process to wait on (fixture
+  /// replay that does not simulate durations): running tools concurrently
+  /// then gains nothing, and detection runs them one after another.
+  virtual bool runs_instantly() const noexcept { return false; }
+  /// True when every read is already answered from memory (an indexed
+  /// fixture, a ReadCache): detection then adds no cache of its own.
+  virtual bool reads_from_memory() const noexcept { return false; }
 
   bool exists(std::string_view path) const { return status(path).has_value(); }
 };
@@ -168,11 +175,42 @@ class FixtureSystem final : public System {
   std::optional<std::string> env(std::string_view name) const override;
   std::optional<std::string> find_tool(std::string_view name) const override;
   Result<ToolResult> run(const ToolRequest& request) const override;
+  bool runs_instantly() const noexcept override;
+  bool reads_from_memory() const noexcept override { return true; }
 
   struct State;
 
  private:
   explicit FixtureSystem(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+/// Wraps another System for the span of one detection and answers each
+/// repeated question from memory: every file, directory listing, link and
+/// status is asked of the wrapped System once (several detectors read
+/// /proc/cpuinfo, /proc/self/mountinfo and /proc/bus/pci/devices, and walk
+/// the same sysfs links). Environment, PATH lookups and tool runs go
+/// straight through. Thread-safe. It takes the machine as unchanging while
+/// it lives, so keep it for one detection, never longer.
+class ReadCache final : public System {
+ public:
+  explicit ReadCache(const System& inner);
+  ~ReadCache() override;
+
+  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
+  Result<std::string> read_link(std::string_view path) const override;
+  Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
+  std::optional<std::string> env(std::string_view name) const override;
+  std::optional<std::string> find_tool(std::string_view name) const override;
+  Result<ToolResult> run(const ToolRequest& request) const override;
+  bool runs_instantly() const noexcept override;
+  bool reads_from_memory() const noexcept override { return true; }
+
+  struct State;
+
+ private:
+  const System& inner_;
   std::unique_ptr<State> state_;
 };
 

@@ -384,11 +384,20 @@ std::string write_fixture_manifest(const FixtureManifest& m) {
 }
 
 struct FixtureSystem::State {
+  // What a captured command printed, loaded when the fixture is opened.
+  struct Outputs {
+    std::string out;
+    std::optional<std::string> err;
+  };
+
   std::string dir;
   std::string commands_dir;
   FixtureOptions options;
   FixtureManifest manifest;
   Node root;
+  // By command, like manifest.commands; empty where an output was too large to
+  // preload or could not be read (run() then reads it and reports the problem).
+  std::vector<std::optional<Outputs>> outputs;
 
   // A captured output file must really be inside commands/: a symlinked
   // folder on the way could point anywhere.
@@ -398,6 +407,29 @@ struct FixtureSystem::State {
     if (!::realpath(full.c_str(), resolved)) return true;  // the read reports the missing file
     const std::string_view r(resolved);
     return r.starts_with(commands_dir) && r.size() > commands_dir.size() && r[commands_dir.size()] == '/';
+  }
+
+  // Loads the captured outputs that fit the preload limits, so that replay
+  // touches no disk; `preloaded` is what root/ already took of the budget.
+  void preload_outputs(std::size_t preloaded) {
+    auto load = [&](const std::string& rel) -> std::optional<std::string> {
+      if (!inside_commands(rel)) return std::nullopt;
+      auto content = read_disk_file(commands_dir + "/" + rel, options.preload_file_bytes, rel);
+      if (!content || content->truncated || preloaded + content->data.size() > options.preload_total_bytes)
+        return std::nullopt;
+      preloaded += content->data.size();
+      return std::move(content->data);
+    };
+    outputs.reserve(manifest.commands.size());
+    for (const CommandRecord& c : manifest.commands) {
+      std::optional<Outputs> loaded;
+      if (auto out = load(c.stdout_path)) {
+        std::optional<std::string> err;
+        if (c.stderr_path) err = load(*c.stderr_path);
+        if (!c.stderr_path || err) loaded = Outputs{std::move(*out), std::move(err)};
+      }
+      outputs.push_back(std::move(loaded));
+    }
   }
 
   // Walks `path` through the indexed tree without allocating: the remaining
@@ -486,6 +518,7 @@ Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open(std::string_view dir,
   state->manifest = std::move(*manifest);
 
   state->root.type = FileType::directory;
+  std::size_t preloaded = 0;
   const std::string root_dir = state->dir + "/root";
   struct stat st{};
   if (::lstat(root_dir.c_str(), &st) == 0) {
@@ -498,8 +531,10 @@ Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open(std::string_view dir,
     } else {
       Indexer indexer{state->options};
       if (auto r = indexer.index(std::move(root_fd), "", state->root, 0); !r) return fail(r.error());
+      preloaded = indexer.preloaded;
     }
   }
+  state->preload_outputs(preloaded);
   return std::unique_ptr<FixtureSystem>(new FixtureSystem(std::move(state)));
 }
 
@@ -562,29 +597,40 @@ std::optional<std::string> FixtureSystem::find_tool(std::string_view name) const
 
 Result<ToolResult> FixtureSystem::run(const ToolRequest& request) const {
   if (request.argv.empty()) return fail(ErrorKind::invalid_input, "empty command line");
-  std::string command;
-  for (const auto& a : request.argv) command += (command.empty() ? "" : " ") + a;
+  auto command = [&] { return text::excerpt(join_argv(request.argv), 200); };
   if (!find_tool(request.argv[0]))
     return fail(ErrorKind::tool_not_found, text::cat(request.argv[0], ": not found on PATH (or not executable)"));
   const auto& commands = state_->manifest.commands;
   const auto it = std::find_if(commands.begin(), commands.end(),
                                [&](const CommandRecord& c) { return c.argv == request.argv; });
   if (it == commands.end())
-    return fail(ErrorKind::not_captured, text::cat(text::excerpt(command, 200), ": not captured in this fixture"));
+    return fail(ErrorKind::not_captured, text::cat(command(), ": not captured in this fixture"));
   const auto sleep_for = [&](std::chrono::milliseconds d) {
     if (state_->options.simulate_durations) std::this_thread::sleep_for(std::min(d, request.timeout));
   };
   if (it->hang || (it->duration_ms && std::chrono::milliseconds(*it->duration_ms) > request.timeout)) {
     sleep_for(request.timeout);
-    return fail(ErrorKind::timeout, text::cat(text::excerpt(command, 200), ": no answer within ", request.timeout.count(),
+    return fail(ErrorKind::timeout, text::cat(command(), ": no answer within ", request.timeout.count(),
                                               " ms; its process group was killed"));
   }
   if (it->duration_ms) sleep_for(std::chrono::milliseconds(*it->duration_ms));
+  ToolResult result;
+  result.exit_code = it->exit;
+  result.signal = it->signal;
+  result.elapsed = std::chrono::milliseconds(it->duration_ms.value_or(0));
+  if (const auto& loaded = state_->outputs[static_cast<std::size_t>(it - commands.begin())]) {
+    auto capped = [&](const std::string& data, std::string& into, bool& truncated) {
+      into.assign(data, 0, std::min(data.size(), request.max_output_bytes));
+      truncated = data.size() > request.max_output_bytes;
+    };
+    capped(loaded->out, result.out, result.out_truncated);
+    if (loaded->err) capped(*loaded->err, result.err, result.err_truncated);
+    return result;
+  }
   for (const std::string* rel : {&it->stdout_path, it->stderr_path ? &*it->stderr_path : nullptr}) {
     if (rel && !state_->inside_commands(*rel))
       return fail(ErrorKind::escapes_root, text::cat("commands/", text::excerpt(*rel), " leads outside the fixture folder"));
   }
-  ToolResult result;
   auto out = read_disk_file(state_->commands_dir + "/" + it->stdout_path, request.max_output_bytes,
                             text::cat("commands/", it->stdout_path));
   if (!out) return fail(out.error());
@@ -597,10 +643,9 @@ Result<ToolResult> FixtureSystem::run(const ToolRequest& request) const {
     result.err = std::move(err->data);
     result.err_truncated = err->truncated;
   }
-  result.exit_code = it->exit;
-  result.signal = it->signal;
-  result.elapsed = std::chrono::milliseconds(it->duration_ms.value_or(0));
   return result;
 }
+
+bool FixtureSystem::runs_instantly() const noexcept { return !state_->options.simulate_durations; }
 
 }  // namespace hwaccel

@@ -275,7 +275,7 @@ class LiveSystem final : public System {
       if (const auto it = tool_cache_.find(name); it != tool_cache_.end()) return it->second;
     }
     std::optional<std::string> found;
-    for (const auto& dir : search_dirs_) {
+    for (const auto& dir : tool_dirs()) {
       std::string candidate = dir;
       if (candidate.back() != '/') candidate.push_back('/');
       candidate.append(name);
@@ -293,10 +293,32 @@ class LiveSystem final : public System {
   Result<ToolResult> run(const ToolRequest& request) const override;
 
  private:
+  // The search folders that exist, each once: /bin and /usr/bin are one
+  // folder on merged-/usr systems, PATH often names a folder twice, and the
+  // extra tool folders are absent on most machines. Settled on the first
+  // lookup, like the lookups themselves (tool_cache_), so that a detection
+  // stats each folder once instead of once per tool.
+  const std::vector<std::string>& tool_dirs() const {
+    std::call_once(tool_dirs_once_, [this] {
+      std::vector<std::pair<dev_t, ino_t>> seen;
+      for (const auto& dir : search_dirs_) {
+        struct stat st{};
+        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        const std::pair id{st.st_dev, st.st_ino};
+        if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+        seen.push_back(id);
+        tool_dirs_.push_back(dir);
+      }
+    });
+    return tool_dirs_;
+  }
+
   LiveOptions options_;
   std::vector<std::string> search_dirs_;
   std::vector<std::string> child_env_;
   std::vector<char*> child_envp_;
+  mutable std::once_flag tool_dirs_once_;
+  mutable std::vector<std::string> tool_dirs_;
   mutable std::mutex tool_cache_mutex_;
   mutable std::map<std::string, std::optional<std::string>, std::less<>> tool_cache_;
 };

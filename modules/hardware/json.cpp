@@ -1,5 +1,6 @@
 // JSON writer: canonical, locale-free, UTF-8 safe.
 module;
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -34,7 +35,25 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
   return 0;
 }
 
-constexpr bool needs_escape(unsigned char c) noexcept { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+// Bytes that end a run of plain ASCII, looked up by table: strings are
+// written at a byte per step without a chain of comparisons.
+constexpr auto escape_table = [] {
+  std::array<bool, 256> t{};
+  for (std::size_t c = 0; c < t.size(); ++c) t[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+  return t;
+}();
+
+constexpr bool needs_escape(unsigned char c) noexcept { return escape_table[c]; }
+
+// Whether any of the 8 bytes in `w` may need escaping (a control byte, '"',
+// '\\' or a non-ASCII byte); a false positive can only follow a true one, and
+// either way the bytes are then looked at one by one.
+constexpr bool word_may_need_escape(std::uint64_t w) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  const auto has_zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & high; };
+  const std::uint64_t below_space = (w - ones * 0x20) & ~w & high;
+  return (below_space | has_zero_byte(w ^ (ones * '"')) | has_zero_byte(w ^ (ones * '\\')) | (w & high)) != 0;
+}
 
 }  // namespace
 
@@ -44,6 +63,12 @@ void append_string(std::string& out, std::string_view s) {
   while (i < s.size()) {
     // Copy the longest run of plain ASCII in one go.
     std::size_t j = i;
+    while (j + 8 <= s.size()) {
+      std::uint64_t word;
+      std::memcpy(&word, s.data() + j, sizeof word);
+      if (word_may_need_escape(word)) break;
+      j += 8;
+    }
     while (j < s.size() && !needs_escape(static_cast<unsigned char>(s[j]))) ++j;
     out.append(s.data() + i, j - i);
     i = j;

@@ -170,23 +170,35 @@ inline constexpr std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::
   return a * b;
 }
 
-/// Memory size with a binary or decimal unit ("16 GB", "81559 MiB", "512 kB")
-/// to bytes. kB/KB/KiB are 1024 (as /proc and sysfs mean them), MB/GB/TB are
-/// taken as the binary units tools print them as; nullopt for anything else.
-inline std::optional<std::uint64_t> parse_memory_size(std::string_view s) noexcept {
-  const auto n = parse_number_with_unit(s);
-  if (!n || n->value < 0) return std::nullopt;
-  std::string_view unit = n->unit;
-  double scale = 0;
-  if (unit.empty() || iequals(unit, "B") || iequals(unit, "bytes")) scale = 1;
-  else if (iequals(unit, "kB") || iequals(unit, "KiB") || iequals(unit, "K")) scale = 1024.0;
-  else if (iequals(unit, "MB") || iequals(unit, "MiB") || iequals(unit, "M")) scale = 1024.0 * 1024;
-  else if (iequals(unit, "GB") || iequals(unit, "GiB") || iequals(unit, "G")) scale = 1024.0 * 1024 * 1024;
-  else if (iequals(unit, "TB") || iequals(unit, "TiB") || iequals(unit, "T")) scale = 1024.0 * 1024 * 1024 * 1024;
-  else return std::nullopt;
-  const double bytes = n->value * scale;
+/// Bytes in one unit of a memory size: "", "B" and "bytes" are 1; kB/KB/KiB/K
+/// are 1024 (as /proc and sysfs mean them); MB/GB/TB (and M/G/T) are taken as
+/// the binary units tools print them as. Case-insensitive; nullopt for
+/// anything else.
+inline std::optional<std::uint64_t> memory_unit_bytes(std::string_view unit) noexcept {
+  if (unit.empty() || iequals(unit, "B") || iequals(unit, "bytes")) return std::uint64_t{1};
+  if (iequals(unit, "kB") || iequals(unit, "KiB") || iequals(unit, "K")) return std::uint64_t{1} << 10;
+  if (iequals(unit, "MB") || iequals(unit, "MiB") || iequals(unit, "M")) return std::uint64_t{1} << 20;
+  if (iequals(unit, "GB") || iequals(unit, "GiB") || iequals(unit, "G")) return std::uint64_t{1} << 30;
+  if (iequals(unit, "TB") || iequals(unit, "TiB") || iequals(unit, "T")) return std::uint64_t{1} << 40;
+  return std::nullopt;
+}
+
+/// A parsed number with a memory unit to bytes, rounded; nullopt for a
+/// negative value, an unknown unit or more than 2^64 bytes.
+inline std::optional<std::uint64_t> memory_size(const NumberWithUnit& n) noexcept {
+  if (n.value < 0) return std::nullopt;
+  const auto unit = memory_unit_bytes(n.unit);
+  if (!unit) return std::nullopt;
+  const double bytes = n.value * static_cast<double>(*unit);
   if (bytes >= 1.8e19) return std::nullopt;
   return static_cast<std::uint64_t>(bytes + 0.5);
+}
+
+/// Memory size with a binary or decimal unit ("16 GB", "81559 MiB", "512 kB")
+/// to bytes, with the units of memory_unit_bytes; nullopt for anything else.
+inline std::optional<std::uint64_t> parse_memory_size(std::string_view s) noexcept {
+  const auto n = parse_number_with_unit(s);
+  return n ? memory_size(*n) : std::nullopt;
 }
 
 /// Parses a Linux cpulist ("0-3,8,10-11") into the number of CPUs it names;

@@ -211,7 +211,7 @@ void write_system(json::Writer& w, const SystemInfo& s) {
 
 std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& options) {
   const Inventory& inv = registry.inventory();
-  json::Writer w(options.pretty, 512 + inv.devices.size() * 512);
+  json::Writer w(options.pretty, 1024 + inv.devices.size() * 1024);  // a device is ~700 bytes
   w.begin_object();
   w.field("schema_version", registry_schema_version);
   w.key("devices").begin_array();
@@ -415,8 +415,11 @@ class Reader {
     object o;
     if (!object_of(e, path, o)) return false;
     bool has_id = false, has_backend = false;
+    // One buffer for every field's path: a device has dozens of fields.
+    std::string p;
+    p.reserve(path.size() + 32);
     for (auto [k, v] : o) {
-      const std::string p = text::cat(path, ".", k);
+      p.assign(path).append(".").append(k);
       if (k == "id") has_id = read(v, p, d.id);
       else if (k == "backend") has_backend = read_enum(v, p, d.backend, &parse_backend);
       else if (k == "family") read_enum(v, p, d.family, &parse_family);
@@ -612,7 +615,14 @@ class Reader {
 }  // namespace
 
 Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
-  simdjson::dom::parser parser;
+  // A parser per call allocates (and the kernel zero-fills) buffers a few
+  // times the document's size: each thread keeps one for registries of the
+  // usual size instead. A huge document gets its own, so that no thread
+  // holds on to its memory.
+  constexpr std::size_t reused_up_to = std::size_t{1} << 20;
+  thread_local simdjson::dom::parser reused;
+  std::optional<simdjson::dom::parser> own;
+  simdjson::dom::parser& parser = json.size() <= reused_up_to ? reused : own.emplace();
   element doc;
   if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat("registry JSON is not valid JSON: ", simdjson::error_message(err)));
@@ -631,6 +641,7 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
     if (key == "devices") {
       array a;
       if (r.array_of(value, "devices", a)) {
+        inv.devices.reserve(a.size());
         std::size_t i = 0;
         for (element item : a) {
           DeviceProfile d;

@@ -38,7 +38,7 @@ void nvidia_query_csv(std::string_view, std::string_view input, Findings& findin
   if (const auto csv = parsers::parse_nvidia_smi_csv(input)) {
     findings.check(!csv->columns.empty(), "CSV: a table without columns was accepted");
     findings.check(csv->units.size() == csv->columns.size(), "CSV: one unit per column");
-    for (const auto& row : csv->rows) findings.check(row.size() == csv->columns.size(), "CSV: a row has the wrong width");
+    findings.check(csv->cells.size() == csv->row_count() * csv->columns.size(), "CSV: a row has the wrong width");
     for (std::size_t i = 0; i < csv->columns.size(); ++i) {
       const auto found = csv->column(csv->columns[i]);
       findings.check(found && *found <= i, "CSV: column() does not find a column by its own name");

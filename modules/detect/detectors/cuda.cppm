@@ -4,6 +4,7 @@ module;
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,9 +35,14 @@ std::optional<std::string_view> nvidia_smi_value(std::string_view cell) noexcept
 struct NvidiaSmiCsv {
   std::vector<std::string_view> columns;  ///< field names without the unit ("memory.total")
   std::vector<std::string_view> units;    ///< the header's unit per column ("MiB"), or empty
-  std::vector<std::vector<std::string_view>> rows;  ///< trimmed cells, columns.size() per row
+  std::vector<std::string_view> cells;   ///< trimmed cells, row after row, columns.size() per row
   std::vector<ParseProblem> problems;     ///< lines that were not rows of the table
 
+  std::size_t row_count() const noexcept { return columns.empty() ? 0 : cells.size() / columns.size(); }
+  /// The cells of row `r` (< row_count()), one per column.
+  std::span<const std::string_view> row(std::size_t r) const noexcept {
+    return std::span<const std::string_view>(cells).subspan(r * columns.size(), columns.size());
+  }
   /// Position of a column by field name, nullopt when absent.
   std::optional<std::size_t> column(std::string_view name) const noexcept;
 };

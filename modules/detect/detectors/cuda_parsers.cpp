@@ -46,15 +46,17 @@ std::optional<std::pair<std::string_view, std::string_view>> header_field(std::s
   return std::pair{cell, unit};
 }
 
-std::vector<std::string_view> split_cells(std::string_view line) {
-  std::vector<std::string_view> cells;
+// Appends the trimmed comma-separated cells of `line` to `cells`; returns
+// how many there were.
+std::size_t append_cells(std::string_view line, std::vector<std::string_view>& cells) {
+  std::size_t count = 0;
   while (true) {
     const auto comma = line.find(',');
     cells.push_back(text::trim(line.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
+    ++count;
+    if (comma == std::string_view::npos) return count;
     line.remove_prefix(comma + 1);
   }
-  return cells;
 }
 
 bool is_enabled(std::string_view v) noexcept { return text::iequals(v, "Enabled") || text::iequals(v, "On"); }
@@ -112,10 +114,11 @@ class ValueReader {
   std::optional<std::uint64_t> memory(std::string_view field, std::optional<std::string_view> value,
                                       std::string_view header_unit) {
     if (!value) return std::nullopt;
-    auto bytes = text::parse_memory_size(*value);
-    if (bytes && text::parse_number_with_unit(*value)->unit.empty()) {
+    const auto n = text::parse_number_with_unit(*value);
+    auto bytes = n ? text::memory_size(*n) : std::nullopt;
+    if (bytes && n->unit.empty()) {
       // A bare number: nvidia-smi's unit is MiB unless the header says otherwise.
-      const auto scale = text::parse_memory_size(text::cat("1 ", header_unit.empty() ? "MiB" : header_unit));
+      const auto scale = text::memory_unit_bytes(header_unit.empty() ? "MiB" : text::trim(header_unit));
       bytes = scale ? text::checked_mul(*bytes, *scale) : std::nullopt;
     }
     constexpr std::uint64_t max_plausible = std::uint64_t{16} << 40;  // 16 TiB
@@ -159,6 +162,8 @@ std::string_view without_annotation(std::string_view v) noexcept {
 std::optional<std::string_view> nvidia_smi_value(std::string_view cell) noexcept {
   cell = text::trim(cell);
   if (cell.empty()) return std::nullopt;
+  // Most cells are numbers, and no placeholder starts with a digit.
+  if (cell.front() >= '0' && cell.front() <= '9') return cell;
   // Every bracketed value is a placeholder: [N/A], [Not Supported],
   // [Unknown Error], [Insufficient Permissions], [GPU is lost],
   // [Requested functionality has been deprecated], ...
@@ -184,22 +189,30 @@ Result<NvidiaSmiCsv> parse_nvidia_smi_csv(std::string_view text) {
   // The header is the first line made only of query field names; an error
   // line or two may come first (a GPU the driver lost).
   std::size_t line_no = 0;
+  std::vector<std::string_view> header;
+  header.reserve(32);
+  std::size_t header_length = 0;
   while (!rest.empty() && csv.columns.empty()) {
     const std::string_view line = text::next_line(rest);
     ++line_no;
     if (text::trim(line).empty()) continue;
+    header.clear();
+    append_cells(line, header);
     std::vector<std::string_view> names, units;
-    bool header = true;
-    for (std::string_view cell : split_cells(line)) {
+    names.reserve(header.size());
+    units.reserve(header.size());
+    bool is_header = true;
+    for (std::string_view cell : header) {
       const auto field = header_field(cell);
       if (!field) {
-        header = false;
+        is_header = false;
         break;
       }
       names.push_back(field->first);
       units.push_back(field->second);
     }
-    if (header) {
+    if (is_header) {
+      header_length = line.size();
       csv.columns = std::move(names);
       csv.units = std::move(units);
     } else if (line_no >= 8) {
@@ -209,23 +222,26 @@ Result<NvidiaSmiCsv> parse_nvidia_smi_csv(std::string_view text) {
   if (csv.columns.empty())
     return fail(ErrorKind::parse_error, text::cat("output has no CSV header naming query fields (it starts with \"",
                                                   text::excerpt(text::trim(text), 60), "\")"));
+  const std::size_t width = csv.columns.size();
+  // A row is about as long as the header line.
+  csv.cells.reserve(std::min(rest.size() / std::max<std::size_t>(header_length, 1) + 1, max_gpus) * width);
   while (!rest.empty()) {
     const std::string_view line = text::next_line(rest);
     ++line_no;
     if (text::trim(line).empty()) continue;
-    if (line_no > max_lines || csv.rows.size() >= max_gpus) {
+    if (line_no > max_lines || csv.row_count() >= max_gpus) {
       csv.problems.push_back(ParseProblem{WarningKind::truncated,
                                           text::cat("output continues beyond line ", line_no - 1, "; the rest was ignored")});
       break;
     }
-    auto cells = split_cells(line);
-    if (cells.size() != csv.columns.size()) {
+    const std::size_t row_start = csv.cells.size();
+    const std::size_t cells = append_cells(line, csv.cells);
+    if (cells != width) {
+      csv.cells.resize(row_start);
       add_problem(csv.problems, WarningKind::parse_error,
-                  text::cat("line ", line_no, " has ", cells.size(), " fields where the header has ", csv.columns.size(),
-                            " (\"", text::excerpt(text::trim(line), 60), "\"); skipped"));
-      continue;
+                  text::cat("line ", line_no, " has ", cells, " fields where the header has ", width, " (\"",
+                            text::excerpt(text::trim(line), 60), "\"); skipped"));
     }
-    csv.rows.push_back(std::move(cells));
   }
   return csv;
 }
@@ -270,8 +286,9 @@ Result<NvidiaGpuTable> parse_query_gpu(std::string_view text) {
                 text::cat("output has no CSV header naming index, name, uuid or pci.bus_id (it starts with \"",
                           text::excerpt(text::trim(text), 60), "\")"));
 
-  for (std::size_t r = 0; r < csv->rows.size(); ++r) {
-    const auto& row = csv->rows[r];
+  table.gpus.reserve(csv->row_count());
+  for (std::size_t r = 0; r < csv->row_count(); ++r) {
+    const auto row = csv->row(r);
     auto get = [&](std::optional<std::size_t> c) -> std::optional<std::string_view> {
       return c ? nvidia_smi_value(row[*c]) : std::nullopt;
     };

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Whole-process timings of the hwaccel CLI with hyperfine: start-up floor
+# (`hwaccel --version`) vs a detection of this machine; a detection with fake
+# nvidia-smi tools on PATH that answer as an 8xH100 node does (from the
+# dgx-h100-8x-nvswitch fixture, after a delay); and a detection with a hung
+# nvidia-smi under --timeout-ms. Prints each median and the ratios.
+#
+# usage: benchmarks/process_timings.sh [BUILD_DIR]   (default: build)
+# environment: FAKE_DELAY_S     seconds each fake nvidia-smi waits (default 0.003;
+#                               several values: "0.003 0.03")
+#              DEADLINE_MS      --timeout-ms of the hung-tool run (default 200)
+#              RUNS             hyperfine runs per command (default 200; 20 hung)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+hwaccel=$(cd "$build" && pwd)/tools/hwaccel
+fixture="$here/fixtures/machines/dgx-h100-8x-nvswitch"
+delays=${FAKE_DELAY_S:-0.003}
+deadline_ms=${DEADLINE_MS:-200}
+runs=${RUNS:-200}
+
+for tool in hyperfine jq; do
+  command -v "$tool" >/dev/null || { echo "process_timings.sh: $tool is needed" >&2; exit 2; }
+done
+[[ -x $hwaccel ]] || { echo "process_timings.sh: no $hwaccel (build first)" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# median_ms NAME COMMAND...: runs hyperfine and prints the median in ms.
+median_ms() {
+  local name=$1 n=$2
+  shift 2
+  hyperfine --style none --shell=none --warmup 5 --runs "$n" --export-json "$work/$name.json" "$@" >/dev/null 2>&1 ||
+    hyperfine --style none --warmup 5 --runs "$n" --export-json "$work/$name.json" "$@" >/dev/null
+  jq -r '.results[0].median * 1000' "$work/$name.json"
+}
+
+# A fake nvidia-smi: each command line captured in the fixture answers with
+# its captured output after the delay; anything else fails as the real tool
+# does for an unknown option.
+write_fake_smi() {
+  local dir=$1 delay=$2
+  mkdir -p "$dir"
+  {
+    echo '#!/bin/sh'
+    echo "sleep $delay"
+    echo 'case "$*" in'
+    jq -r --arg commands "$fixture/commands" \
+      '.commands[] | select(.argv[0] == "nvidia-smi") |
+       "  \"\(.argv[1:] | join(" "))\") exec cat \"\($commands)/\(.stdout)\" ;;"' "$fixture/fixture.json"
+    echo '  *) echo "Invalid combination of input arguments. Please run '"'"'nvidia-smi -h'"'"' for help." >&2; exit 2 ;;'
+    echo 'esac'
+  } >"$dir/nvidia-smi"
+  chmod +x "$dir/nvidia-smi"
+}
+
+printf '%-52s %10s\n' "command" "median ms"
+version=$(median_ms version "$runs" "$hwaccel --version")
+printf '%-52s %10.2f\n' "hwaccel --version" "$version"
+local_ms=$(median_ms local "$runs" "$hwaccel")
+printf '%-52s %10.2f   (%.2fx --version)\n' "hwaccel (this machine)" "$local_ms" "$(jq -n "$local_ms / $version")"
+
+for delay in $delays; do
+  fake="$work/fake-$delay"
+  write_fake_smi "$fake" "$delay"
+  gpus=$(PATH="$fake:$PATH" "$hwaccel" | jq '[.devices[] | select(.backend == "cuda")] | length')
+  ms=$(PATH="$fake:$PATH" median_ms "fake-$delay" "$runs" "$hwaccel")
+  printf '%-52s %10.2f   (%d GPUs; %.2fx of 39 ms)\n' "hwaccel, fake 8xH100 nvidia-smi (${delay}s each)" "$ms" \
+    "$gpus" "$(jq -n "$ms / 39")"
+  # The floor: the same captured command lines started at once by a shell,
+  # without hwaccel. What hwaccel adds is the difference.
+  {
+    echo '#!/bin/sh'
+    jq -r --arg fake "$fake" '.commands[] | select(.argv[0] == "nvidia-smi") |
+      "\($fake)/nvidia-smi \(.argv[1:] | map(@sh) | join(" ")) >/dev/null &"' "$fixture/fixture.json"
+    echo wait
+  } >"$work/all-at-once-$delay.sh"
+  chmod +x "$work/all-at-once-$delay.sh"
+  floor=$(median_ms "floor-$delay" "$runs" "$work/all-at-once-$delay.sh")
+  printf '%-52s %10.2f   (hwaccel adds %.2f ms)\n' "  the fakes alone, all at once from sh" "$floor" "$(jq -n "$ms - $floor")"
+done
+
+hung="$work/hung"
+mkdir -p "$hung"
+printf '#!/bin/sh\nexec sleep 1000\n' >"$hung/nvidia-smi"
+chmod +x "$hung/nvidia-smi"
+devices=$(PATH="$hung:$PATH" "$hwaccel" --timeout-ms "$deadline_ms" | jq '.devices | length')
+ms=$(PATH="$hung:$PATH" median_ms hung 20 "$hwaccel --timeout-ms $deadline_ms")
+printf '%-52s %10.2f   (deadline %d ms + %.2f ms; %d devices returned)\n' "hwaccel, hung nvidia-smi, --timeout-ms $deadline_ms" \
+  "$ms" "$deadline_ms" "$(jq -n "$ms - $deadline_ms")" "$devices"
