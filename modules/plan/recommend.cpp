@@ -111,7 +111,10 @@ std::string memory_reason(const InstanceVerdict& v, const Plan& plan, std::uint6
   } else {
     reason = "no split of the model fits its devices";
   }
-  if (v.summed_memory_fits)
+  if (v.summed_memory_fits && v.instance.count == 1)
+    reason += text::cat("; the model's ", gib_text(model_bytes), " is less than the device's ",
+                        gib_text(v.summed_memory_bytes), " but not what is left after the reserve and runtime overhead");
+  else if (v.summed_memory_fits)
     reason += text::cat("; its ", v.instance.count, " devices together have ", gib_text(v.summed_memory_bytes),
                         ", more than the model's ", gib_text(model_bytes),
                         ", but a device cannot use its neighbour's memory");
