@@ -30,5 +30,6 @@ Command add_plan_command(CLI::App& app);
 Command add_specs_command(CLI::App& app);
 Command add_models_command(CLI::App& app);
 Command add_train_command(CLI::App& app);
+Command add_recommend_command(CLI::App& app);
 
 }  // namespace hwaccel::cli

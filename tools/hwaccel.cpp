@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_specs_command(app));
   commands.push_back(add_models_command(app));
   commands.push_back(add_train_command(app));
+  commands.push_back(add_recommend_command(app));
 
   // Bare `hwaccel [detect options]` means `hwaccel detect`.
   DetectArgs top_args;

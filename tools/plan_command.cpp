@@ -87,6 +87,13 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
                        t.prefill_bottleneck);
   else
     out += "              prefill unknown (see the assumptions)\n";
+  if (p.load_time)
+    out += fmt::format("{}Load time{}     {:.1f} s to read {} from {} at {:.2f} GB/s ({})\n", bold, reset,
+                       p.load_time->seconds, bytes_text(p.load_bytes), p.load_time->storage,
+                       p.load_time->read_bandwidth_gbps,
+                       p.load_time->bandwidth_source == "table" ? "class default, not measured"
+                       : p.load_time->bandwidth_source == "pcie_link" ? "PCIe link ceiling, not measured"
+                                                                      : p.load_time->bandwidth_source);
   out += fmt::format("\n{}{:<12} {:<30} {:>4} {:>5} {:>4} {:>11} {:>10} {:>10} {:>21}{}\n", bold, "DEVICE", "NAME",
                      "REPL", "STAGE", "RANK", "LAYERS", "WEIGHTS", "KV CACHE", "TOTAL / CAPACITY", reset);
   std::size_t shown = 0;

@@ -1,7 +1,7 @@
 // hwaccel.plan: how a model should run on a registry's devices: model
 // descriptions (from a parameter count, the catalogue, or the model's own
 // files), memory estimates, quantization suggestions, sharding plans and
-// throughput grounded in bandwidth and FLOPs.
+// throughput grounded in bandwidth and FLOPs; cloud instances a model fits on.
 module;
 #include <cstdint>
 export module hwaccel.plan;
@@ -11,6 +11,7 @@ export import :model;
 export import :catalogue;
 export import :memory;
 export import :planner;
+export import :cloud;
 
 export namespace hwaccel {
 

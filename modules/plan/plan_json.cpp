@@ -101,6 +101,19 @@ std::string to_json(const Plan& p, bool pretty) {
   if (!p.launch.vllm.empty()) w.field("vllm", p.launch.vllm);
   if (!p.launch.llama_cpp.empty()) w.field("llama_cpp", p.launch.llama_cpp);
   w.end_object();
+  w.key("load_time");
+  if (p.load_time) {
+    w.begin_object();
+    w.field("seconds", p.load_time->seconds);
+    w.field("bytes", p.load_bytes);
+    w.field("storage", p.load_time->storage);
+    w.field("read_bandwidth_gbps", p.load_time->read_bandwidth_gbps);
+    w.field("bandwidth_source", p.load_time->bandwidth_source);
+    w.field("assumption", p.load_time->assumption);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.key("assumptions").begin_array();
   for (const auto& a : p.assumptions) w.value(a);
   w.end_array();

@@ -5,6 +5,7 @@ module;
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -12,6 +13,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -1347,9 +1349,33 @@ Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& regist
                         settings.context, " tokens x ", settings.batch, " sequence(s) on these devices"));
 }
 
-Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDescription& model,
-                            const InferenceSettings& settings) {
-  if (auto v = settings.validate(model); !v) return fail(v.error());
+namespace {
+
+// The model's load time from the registry's storage, when it knows any.
+void attach_load_time(const AcceleratorRegistry& registry, const ModelDescription& model, Plan& plan) {
+  if (registry.system().storage.empty()) return;
+  const std::uint64_t bytes = model.stored ? model.stored->total_bytes() : plan.memory.weights_bytes;
+  if (bytes == 0) return;
+  std::string path;
+  const bool from_files = model.source == ModelSource::gguf || model.source == ModelSource::safetensors ||
+                          model.source == ModelSource::hf_config;
+  if (from_files && !model.origin.empty()) {
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(model.origin, ec);
+    if (!ec) path = absolute.lexically_normal().string();
+  }
+  auto estimate = estimate_load_time(registry, bytes, path);
+  if (!estimate) {
+    plan.assumptions.push_back(text::cat("load time unknown: ", estimate.error().message));
+    return;
+  }
+  plan.assumptions.push_back(text::cat("load time: ", estimate->assumption));
+  plan.load_time = std::move(*estimate);
+  plan.load_bytes = bytes;
+}
+
+Result<Plan> plan_without_load_time(const AcceleratorRegistry& registry, const ModelDescription& model,
+                                    const InferenceSettings& settings) {
   if (settings.quantization) return build_plan(registry, model, settings, *settings.quantization, false);
   if (model.source == ModelSource::gguf && model.stored && model.stored->level)
     return build_plan(registry, model, settings, *model.stored->level, false);
@@ -1365,6 +1391,16 @@ Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDesc
     }
   }
   return fail(level.error());
+}
+
+}  // namespace
+
+Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDescription& model,
+                            const InferenceSettings& settings) {
+  if (auto v = settings.validate(model); !v) return fail(v.error());
+  auto plan = plan_without_load_time(registry, model, settings);
+  if (plan) attach_load_time(registry, model, *plan);
+  return plan;
 }
 
 Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, std::uint64_t parameters) {

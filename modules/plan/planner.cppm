@@ -133,6 +133,13 @@ struct Plan {
   bool fits = false;
   std::vector<std::string> assumptions;
   LaunchHints launch;
+  /// Time to read the model's bytes (its files' own size when read from
+  /// files, else the weights at this level) from the storage in the
+  /// registry's system.storage: the device holding the model file's mount,
+  /// or the fastest local one for a catalogue model. Empty when the registry
+  /// knows no storage or its bandwidth is unknown (an assumption says why).
+  std::optional<LoadTimeEstimate> load_time;
+  std::uint64_t load_bytes = 0;  ///< bytes the estimate reads; 0 without one
 
   friend bool operator==(const Plan&, const Plan&) = default;
 };

@@ -1,0 +1,329 @@
+// Recommending cloud instances: the real planner on each instance's devices,
+// judged device by device, cheapest first, with the reason for every rejection.
+module;
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+module hwaccel.plan;
+
+namespace hwaccel {
+namespace {
+
+std::string gib_text(std::uint64_t bytes) {
+  return text::cat(std::round(static_cast<double>(bytes) / (1024.0 * 1024 * 1024) * 10) / 10, " GiB");
+}
+
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+  if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
+  return a * b;
+}
+
+std::string_view registry_interconnect_kind(InstanceInterconnect ic) {
+  switch (ic) {
+    case InstanceInterconnect::nvswitch: return "nvswitch";
+    case InstanceInterconnect::nvlink: return "nvlink";
+    case InstanceInterconnect::xgmi: return "xgmi_hive";
+    case InstanceInterconnect::ici: return "ici";
+    case InstanceInterconnect::neuronlink: return "neuronlink";
+    case InstanceInterconnect::pcie: return {};
+  }
+  return {};
+}
+
+// The instance's devices, joined in groups of `group` by an interconnect of
+// `kind` (none when empty).
+Result<AcceleratorRegistry> devices_of(const CloudInstanceType& inst, std::string_view kind, std::uint32_t group,
+                                       std::optional<double> bandwidth, std::string_view source) {
+  const DeviceSpec* spec = find_spec(inst.accelerator);
+  if (!spec)
+    return fail(ErrorKind::invalid_input,
+                text::cat(inst.name, ": unknown accelerator \"", text::excerpt(inst.accelerator), "\""));
+  if (inst.count == 0 || inst.count > max_instance_accelerators)
+    return fail(ErrorKind::invalid_input, text::cat(inst.name, ": accelerator count must be 1..", max_instance_accelerators));
+  Inventory inv;
+  const std::uint32_t devices = inst.count * spec->devices_per_package;
+  inv.devices.reserve(devices);
+  for (std::uint32_t i = 0; i < devices; ++i) {
+    DeviceProfile d;
+    d.backend = spec->backend;
+    d.family = spec->family;
+    d.index = i;
+    d.id = device_id(d.backend, d.index);
+    d.name = std::string(spec->product);
+    d.vendor = std::string(spec->vendor);
+    d.memory_bytes = inst.memory_per_device_bytes / spec->devices_per_package;
+    d.memory_kind = spec->memory_kind;
+    if (!spec->compute_capability.empty()) d.compute_capability = std::string(spec->compute_capability);
+    if (!spec->architecture.empty()) d.architecture = std::string(spec->architecture);
+    d.runtime_index = i;
+    d.spec_id = std::string(spec->id);
+    d.properties.emplace("hypothetical", "true");
+    d.properties.emplace("instance", inst.name);
+    inv.devices.push_back(std::move(d));
+  }
+  if (!kind.empty() && group >= 2) {
+    for (std::uint32_t start = 0; start + 1 < devices; start += group) {
+      Interconnect ic;
+      ic.kind = std::string(kind);
+      ic.name = spec->fabric ? std::string(spec->fabric->name) : std::string(kind);
+      for (std::uint32_t i = start; i < devices && i < start + group; ++i) ic.device_ids.push_back(inv.devices[i].id);
+      ic.bandwidth_gbps = bandwidth;
+      ic.source = std::string(source);
+      inv.interconnects.push_back(std::move(ic));
+    }
+  }
+  return AcceleratorRegistry(std::move(inv));
+}
+
+bool selected(const RecommendOptions& o, CloudProvider p) {
+  return o.providers.empty() || std::find(o.providers.begin(), o.providers.end(), p) != o.providers.end();
+}
+
+// The shard furthest over its capacity (the plan does not fit, so there is one).
+const Shard* fullest_shard(const Plan& plan) {
+  const Shard* worst = nullptr;
+  double worst_ratio = 0;
+  for (const auto& s : plan.shards) {
+    const double ratio = s.capacity_bytes == 0 ? 1e300
+                                               : static_cast<double>(s.total_bytes) / static_cast<double>(s.capacity_bytes);
+    if (!worst || ratio > worst_ratio) {
+      worst = &s;
+      worst_ratio = ratio;
+    }
+  }
+  return worst;
+}
+
+std::string memory_reason(const InstanceVerdict& v, const Plan& plan, std::uint64_t model_bytes) {
+  std::string reason;
+  if (const Shard* s = fullest_shard(plan)) {
+    reason = text::cat(plan.shards.size() == 1 ? std::string("on one device, ")
+                                               : text::cat("split as ", plan.strategy.name(), ", "),
+                       s->device, " must hold ", gib_text(s->total_bytes),
+                       " (", s->layer_count, " layer(s)", s->embedding ? " and the embedding" : "",
+                       s->head ? " and the head" : "", ") but has ", gib_text(s->capacity_bytes), " usable of ",
+                       gib_text(v.instance.memory_per_device_bytes));
+  } else {
+    reason = "no split of the model fits its devices";
+  }
+  if (v.summed_memory_fits && v.instance.count == 1)
+    reason += text::cat("; the model's ", gib_text(model_bytes), " is less than the device's ",
+                        gib_text(v.summed_memory_bytes), " but not what is left after the reserve and runtime overhead");
+  else if (v.summed_memory_fits)
+    reason += text::cat("; its ", v.instance.count, " devices together have ", gib_text(v.summed_memory_bytes),
+                        ", more than the model's ", gib_text(model_bytes),
+                        ", but a device cannot use its neighbour's memory");
+  else if (v.instance.count > 1)
+    reason += text::cat("; its ", v.instance.count, " devices together have ", gib_text(v.summed_memory_bytes),
+                        " for the model's ", gib_text(model_bytes));
+  else
+    reason += text::cat(" for the model's ", gib_text(model_bytes));
+  return reason;
+}
+
+bool cheaper(const InstanceVerdict& a, const InstanceVerdict& b) {
+  if (a.instance.price_usd_per_hour != b.instance.price_usd_per_hour)
+    return a.instance.price_usd_per_hour < b.instance.price_usd_per_hour;
+  if (a.instance.provider != b.instance.provider) return a.instance.provider < b.instance.provider;
+  if (a.instance.name != b.instance.name) return a.instance.name < b.instance.name;
+  return a.instance.region < b.instance.region;
+}
+
+}  // namespace
+
+std::string_view to_string(RejectionKind kind) noexcept {
+  switch (kind) {
+    case RejectionKind::dtype: return "dtype";
+    case RejectionKind::interconnect: return "interconnect";
+    case RejectionKind::device_memory: return "device_memory";
+    case RejectionKind::planner: return "planner";
+  }
+  return "unknown";
+}
+
+Result<AcceleratorRegistry> instance_registry(const CloudInstanceType& inst) {
+  const DeviceSpec* spec = find_spec(inst.accelerator);
+  std::optional<double> bandwidth;
+  if (spec && spec->fabric) bandwidth = spec->fabric->bandwidth_gbps;
+  return devices_of(inst, registry_interconnect_kind(inst.interconnect),
+                    inst.interconnect_group == 0 ? inst.count : inst.interconnect_group, bandwidth,
+                    text::cat("instance catalogue: ", inst.name, " (", to_string(inst.interconnect), ")"));
+}
+
+Result<InstanceRecommendation> recommend_instances(const ModelDescription& model, const RecommendOptions& options,
+                                                   const InstanceCatalogue& catalogue) {
+  if (!options.settings.quantization)
+    return fail(ErrorKind::invalid_input,
+                "a recommendation needs a quantization level: prices compare only for one level (e.g. bf16, fp8, int4)");
+  InferenceSettings settings = options.settings;
+  settings.allow_cpu_offload = false;  // an instance is judged on its accelerators
+  if (auto v = settings.validate(model); !v) return fail(v.error());
+  const QuantizationLevel level = *settings.quantization;
+  const QuantizationLevel kv_type = settings.kv_cache_type.value_or(default_kv_cache_type(level));
+
+  InstanceRecommendation out;
+  out.model_name = model.name;
+  out.quantization = level;
+  out.context = settings.context;
+  out.batch = settings.batch;
+  out.catalogue_origin = catalogue.origin;
+  out.prices = catalogue.prices;
+
+  for (const auto& inst : catalogue.instances) {
+    if (!selected(options, inst.provider)) continue;
+    InstanceVerdict v;
+    v.instance = inst;
+    const DeviceSpec* spec = find_spec(inst.accelerator);
+    if (!spec)
+      return fail(ErrorKind::invalid_input,
+                  text::cat(catalogue.origin, ": ", inst.name, ": unknown accelerator \"", inst.accelerator, "\""));
+    v.summed_memory_bytes = sat_mul(inst.count, inst.memory_per_device_bytes);
+    // What the model needs if memory could be pooled: weights, KV cache and
+    // one set of activations, no per-device overhead or reserve.
+    auto need = estimate_memory(model, level, kv_type, settings.context, settings.batch, spec->backend);
+    if (!need) return fail(need.error());
+    const std::uint64_t model_bytes = need->weights_bytes + need->kv_cache_bytes + need->activation_bytes;
+    v.summed_memory_fits = v.summed_memory_bytes >= model_bytes;
+
+    const QuantizationSupport support = quantization_support(level, traits_of(*spec));
+    if (!support.usable()) {
+      v.rejection = RejectionKind::dtype;
+      v.reason = text::cat(info(level).display_name, " is ", to_string(support.level), " on the ", spec->product,
+                           support.reason.empty() ? std::string() : text::cat(" (", support.reason, ")"));
+      out.rejected.push_back(std::move(v));
+      continue;
+    }
+    auto registry = instance_registry(inst);
+    if (!registry) return fail(registry.error());
+    auto plan = plan_inference(*registry, model, settings);
+    if (!plan) {
+      v.rejection = RejectionKind::planner;
+      v.reason = plan.error().message;
+      out.rejected.push_back(std::move(v));
+      continue;
+    }
+    if (plan->fits) {
+      v.recommended = true;
+      if (const auto& rate = plan->throughput.decode_tokens_per_s_total; rate && *rate > 0)
+        v.usd_per_million_tokens = inst.price_usd_per_hour / (*rate * 3600.0) * 1e6;
+      v.plan = std::move(*plan);
+      out.recommended.push_back(std::move(v));
+      continue;
+    }
+    // Devices that are not all in one high-bandwidth group: would tensor
+    // parallelism across them have made it fit?
+    const std::uint32_t group = inst.interconnect == InstanceInterconnect::pcie ? 1
+                                : inst.interconnect_group == 0               ? inst.count
+                                                                             : inst.interconnect_group;
+    if (inst.count > 1 && group < inst.count) {
+      auto pooled = devices_of(inst, "nvswitch", inst.count, std::nullopt, "counterfactual: one fabric");
+      if (!pooled) return fail(pooled.error());
+      auto joined = plan_inference(*pooled, model, settings);
+      if (joined && joined->fits) {
+        v.rejection = RejectionKind::interconnect;
+        v.reason = text::cat(
+            "it would fit with ", joined->strategy.name(), ", but its devices are joined by ",
+            inst.interconnect == InstanceInterconnect::pcie ? std::string("PCIe only")
+                                                            : text::cat(to_string(inst.interconnect), " in groups of ", group),
+            ", which does not carry tensor parallelism; ", memory_reason(v, *plan, model_bytes));
+        v.plan = std::move(*plan);
+        out.rejected.push_back(std::move(v));
+        continue;
+      }
+    }
+    v.rejection = RejectionKind::device_memory;
+    v.reason = memory_reason(v, *plan, model_bytes);
+    v.plan = std::move(*plan);
+    out.rejected.push_back(std::move(v));
+  }
+  std::sort(out.recommended.begin(), out.recommended.end(), cheaper);
+  std::sort(out.rejected.begin(), out.rejected.end(), cheaper);
+  return out;
+}
+
+std::string to_json(const InstanceRecommendation& r, bool pretty) {
+  json::Writer w(pretty, 4096 + (r.recommended.size() + r.rejected.size()) * 600);
+  const auto verdict = [&](const InstanceVerdict& v) {
+    const auto& i = v.instance;
+    w.begin_object();
+    w.field("provider", to_string(i.provider));
+    w.field("name", i.name);
+    w.field("region", i.region);
+    w.field("accelerator", i.accelerator);
+    w.field("count", i.count);
+    w.field("memory_per_device_bytes", i.memory_per_device_bytes);
+    w.field("interconnect", to_string(i.interconnect));
+    w.field("interconnect_group", i.interconnect_group);
+    w.field("vcpus", i.vcpus);
+    w.field("host_memory_bytes", i.host_memory_bytes);
+    w.field("price_usd_per_hour", i.price_usd_per_hour);
+    w.field("price_date", i.price_date);
+    w.field("price_source", i.price_source);
+    w.field("recommended", v.recommended);
+    w.key("rejection");
+    if (v.rejection) w.value(to_string(*v.rejection));
+    else w.null();
+    if (!v.reason.empty()) w.field("reason", v.reason);
+    w.field("summed_memory_bytes", v.summed_memory_bytes);
+    w.field("summed_memory_fits", v.summed_memory_fits);
+    w.key("usd_per_million_tokens");
+    if (v.usd_per_million_tokens) w.value(*v.usd_per_million_tokens);
+    else w.null();
+    w.key("plan");
+    if (v.plan) {
+      const Plan& p = *v.plan;
+      std::uint64_t per_device = 0, capacity = 0;
+      for (const auto& s : p.shards) {
+        per_device = std::max(per_device, s.total_bytes);
+        if (capacity == 0 || s.capacity_bytes < capacity) capacity = s.capacity_bytes;
+      }
+      w.begin_object();
+      w.field("fits", p.fits);
+      w.key("strategy").begin_object();
+      w.field("name", p.strategy.name());
+      w.field("tp", p.strategy.tensor_parallel);
+      w.field("pp", p.strategy.pipeline_parallel);
+      w.field("dp", p.strategy.data_parallel);
+      w.end_object();
+      w.field("devices_used", static_cast<std::uint64_t>(p.shards.size()));
+      w.field("max_device_bytes", per_device);
+      w.field("device_capacity_bytes", capacity);
+      w.field("replica_bytes", p.memory.total_bytes);
+      w.key("decode_tokens_per_s");
+      if (p.throughput.decode_tokens_per_s) w.value(*p.throughput.decode_tokens_per_s);
+      else w.null();
+      w.key("decode_tokens_per_s_total");
+      if (p.throughput.decode_tokens_per_s_total) w.value(*p.throughput.decode_tokens_per_s_total);
+      else w.null();
+      w.field("bottleneck", p.throughput.decode_bottleneck);
+      w.end_object();
+    } else {
+      w.null();
+    }
+    w.end_object();
+  };
+  w.begin_object();
+  w.field("model", r.model_name);
+  w.field("quantization", to_string(r.quantization));
+  w.field("context", r.context);
+  w.field("batch", r.batch);
+  w.key("catalogue").begin_object();
+  w.field("origin", r.catalogue_origin);
+  w.field("prices", r.prices);
+  w.end_object();
+  w.key("recommended").begin_array();
+  for (const auto& v : r.recommended) verdict(v);
+  w.end_array();
+  w.key("rejected").begin_array();
+  for (const auto& v : r.rejected) verdict(v);
+  w.end_array();
+  w.end_object();
+  return std::move(w).take();
+}
+
+}  // namespace hwaccel
