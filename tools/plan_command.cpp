@@ -132,23 +132,14 @@ int run_plan(const PlanArgs& a) {
   settings.allow_cpu_offload = !a.no_offload;
   settings.objective = a.objective == "latency" ? PlanObjective::latency : PlanObjective::throughput;
   if (!a.quant.empty()) {
-    auto q = parse_quantization(a.quant);
-    if (!q) {
-      std::cerr << "hwaccel plan: --quant: " << q.error().message << "\n";
-      return exit_usage;
-    }
+    const auto q = quantization_option("plan", "--quant", a.quant);
+    if (!q) return exit_usage;
     settings.quantization = *q;
   }
   if (!a.kv_dtype.empty()) {
-    const auto q = parse_quantization(a.kv_dtype);
-    std::string error = q ? std::string() : q.error().message;
-    if (q)
-      if (const auto bits = kv_cache_bits(*q); !bits) error = bits.error().message;
-    if (!error.empty()) {
-      std::cerr << "hwaccel plan: --kv-dtype: " << error << "\n";
-      return exit_usage;
-    }
-    settings.kv_cache_type = *q;
+    const auto kv = quantization_option("plan", "--kv-dtype", a.kv_dtype, true);
+    if (!kv) return exit_usage;
+    settings.kv_cache_type = *kv;
   }
   if (a.family == "gguf") settings.quantization_family = QuantizationFamily::gguf;
   else if (a.family == "hf") settings.quantization_family = QuantizationFamily::floating;

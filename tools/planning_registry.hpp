@@ -1,6 +1,7 @@
-// The devices `hwaccel plan` and `hwaccel train` plan for: hypothetical ones
-// (--devices), a captured machine (--fixture) or this machine. Include after
-// `import hwaccel;` (it uses the module's types).
+// What the planning subcommands (plan, train, recommend) read from their
+// command lines the same way: the devices they plan for (hypothetical ones,
+// --devices; a captured machine, --fixture; or this machine) and quantization
+// options. Include after `import hwaccel;` (it uses the module's types).
 #pragma once
 
 #include <iostream>
@@ -33,6 +34,21 @@ inline std::optional<AcceleratorRegistry> planning_registry(std::string_view com
     return std::nullopt;
   }
   return AcceleratorRegistry::detect();
+}
+
+/// The quantization level an option names (--quant, --kv-dtype). With
+/// `for_kv_cache` the level must also be one a KV cache can be stored in. On
+/// failure prints "hwaccel COMMAND: OPTION: why" and returns nothing (a usage
+/// error).
+inline std::optional<QuantizationLevel> quantization_option(std::string_view command, std::string_view option,
+                                                            const std::string& value, bool for_kv_cache = false) {
+  auto level = parse_quantization(value);
+  std::string error = level ? std::string() : level.error().message;
+  if (level && for_kv_cache)
+    if (const auto bits = kv_cache_bits(*level); !bits) error = bits.error().message;
+  if (error.empty()) return *level;
+  std::cerr << "hwaccel " << command << ": " << option << ": " << error << "\n";
+  return std::nullopt;
 }
 
 }  // namespace hwaccel::cli

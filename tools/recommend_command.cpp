@@ -16,6 +16,8 @@
 
 import hwaccel;
 
+#include "planning_registry.hpp"
+
 namespace hwaccel::cli {
 namespace {
 
@@ -96,21 +98,12 @@ int run_recommend(const RecommendArgs& a) {
   settings.context = a.context;
   settings.batch = a.batch;
   settings.reserve_fraction = a.reserve;
-  auto q = parse_quantization(a.quant);
-  if (!q) {
-    std::cerr << "hwaccel recommend: --quant: " << q.error().message << "\n";
-    return exit_usage;
-  }
+  const auto q = quantization_option("recommend", "--quant", a.quant);
+  if (!q) return exit_usage;
   settings.quantization = *q;
   if (!a.kv_dtype.empty()) {
-    const auto kv = parse_quantization(a.kv_dtype);
-    std::string error = kv ? std::string() : kv.error().message;
-    if (kv)
-      if (const auto bits = kv_cache_bits(*kv); !bits) error = bits.error().message;
-    if (!error.empty()) {
-      std::cerr << "hwaccel recommend: --kv-dtype: " << error << "\n";
-      return exit_usage;
-    }
+    const auto kv = quantization_option("recommend", "--kv-dtype", a.kv_dtype, true);
+    if (!kv) return exit_usage;
     settings.kv_cache_type = *kv;
   }
   for (std::string_view rest = a.providers; !rest.empty();) {

@@ -3,18 +3,8 @@
 # fixture could not be read, 2 bad usage; JSON when stdout is not a terminal.
 hwaccel="$1"
 fixtures="$2"
-failures=0
 
-expect() {
-  want="$1"
-  shift
-  "$hwaccel" "$@" >/dev/null 2>&1
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL: hwaccel $* exited $got, expected $want"
-    failures=$((failures + 1))
-  fi
-}
+. "$(dirname "$0")/expect.sh"
 
 expect 0 plan --model llama-3.1-70b --devices 8xH100-SXM-80GB
 expect 0 plan --params 7e9 --devices 1xRTX-4090 --human

@@ -3,20 +3,10 @@
 # fits or the model or catalogue could not be read, 2 bad usage; a user
 # catalogue (--catalogue or $HWACCEL_INSTANCE_CATALOGUE) replaces the built-in one.
 hwaccel="$1"
-failures=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-expect() {
-  want="$1"
-  shift
-  "$hwaccel" "$@" >/dev/null 2>&1
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL: hwaccel $* exited $got, expected $want"
-    failures=$((failures + 1))
-  fi
-}
+. "$(dirname "$0")/expect.sh"
 
 cat >"$tmp/one.json" <<'JSON'
 {"format": "hwaccel-instance-catalogue", "version": 1, "prices": "test", "instances": [
