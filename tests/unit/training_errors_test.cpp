@@ -81,7 +81,9 @@ TEST(TrainingErrors, ZeroWithoutDataParallelismIsAWarning) {
   TrainingSettings s;
   s.zero_stage = 3;
   s.data_parallel = 2;
-  for (const auto& w : estimate_training(model("llama-3.2-1b"), s).value().warnings)
+  // Held in a variable: a range-for over a member of a temporary outlives it.
+  const auto with_replicas = estimate_training(model("llama-3.2-1b"), s).value();
+  for (const auto& w : with_replicas.warnings)
     EXPECT_FALSE(contains(w, "partitions nothing")) << w;
 }
 
