@@ -14,6 +14,7 @@ module;
 #include <vector>
 
 #include <simdjson.h>
+#include "json_input.hpp"
 module hwaccel.plan;
 
 namespace hwaccel {
@@ -237,7 +238,7 @@ Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::s
                                                     max_instance_catalogue_bytes));
   simdjson::dom::parser parser;
   element doc;
-  if (const auto err = parser.parse(json.data(), json.size()).get(doc); err != simdjson::SUCCESS)
+  if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat(origin, " is not valid JSON: ", simdjson::error_message(err)));
   object root;
   if (doc.get_object().get(root) != simdjson::SUCCESS)

@@ -1,7 +1,9 @@
-// Fuzz targets for the model files hwaccel plan reads: Hugging Face
-// config.json, GGUF headers and safetensors headers.
+// Fuzz targets for the files hwaccel's planning reads: Hugging Face
+// config.json, GGUF headers, safetensors headers, and a user's instance
+// catalogue (hwaccel recommend --catalogue).
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -71,6 +73,31 @@ void safetensors(std::string_view, std::string_view input, Findings& findings) {
   const auto model = read_safetensors(*path);
   if (!model) return;
   check_model(*model, findings, "safetensors: a model without parameters");
+}
+
+void instance_catalogue(std::string_view, std::string_view input, Findings& findings) {
+  const auto catalogue = parse_instance_catalogue(input, "fuzz");
+  if (!catalogue) return;
+  for (const auto& i : catalogue->instances) {
+    findings.check(i.count > 0 && i.count <= max_instance_accelerators, "catalogue: accelerator count out of range");
+    findings.check(i.memory_per_device_bytes > 0, "catalogue: an instance without device memory");
+    findings.check(std::isfinite(i.price_usd_per_hour) && i.price_usd_per_hour > 0,
+                   "catalogue: a price that is not a positive number");
+  }
+  // What was accepted must be judged without crashing; a verdict for every
+  // instance, and every rejection says why.
+  if (catalogue->instances.size() > 64) return;  // keeps an execution in milliseconds
+  static const auto model = ModelDescription::from_parameter_count(7'000'000'000);
+  if (!model) return;
+  RecommendOptions options;
+  options.settings.quantization = QuantizationLevel::bf16;
+  const auto r = recommend_instances(*model, options, *catalogue);
+  if (!r) return;
+  findings.check(r->recommended.size() + r->rejected.size() == catalogue->instances.size(),
+                 "recommend: an instance without a verdict");
+  for (const auto& v : r->rejected)
+    findings.check(v.rejection.has_value() && !v.reason.empty(), "recommend: a rejection without a reason");
+  (void)to_json(*r);
 }
 
 }  // namespace hwaccel::fuzz
