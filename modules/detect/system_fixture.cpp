@@ -28,6 +28,8 @@ module;
 #include "json_input.hpp"
 module hwaccel.detect;
 
+#include "posix_file.hpp"
+
 namespace hwaccel {
 
 namespace {
@@ -55,27 +57,8 @@ std::vector<std::string_view> components(std::string_view path) {
   return out;
 }
 
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  FileDescriptor& operator=(FileDescriptor&& other) noexcept {
-    if (this != &other) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-  /// Gives the descriptor up (to fdopendir, which then owns it).
-  int release() noexcept { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
+using posix::FileDescriptor;
+using posix::file_type_of;
 
 // O_NOFOLLOW makes a symbolic link fail with ELOOP: in the fixture's own
 // folders (indexed without links) that is a link planted since.
@@ -148,16 +131,6 @@ Result<FileContent> read_file_beneath(const std::string& base, std::string_view 
   return read_open_file(fd, cap, shown);
 }
 
-FileType type_of(mode_t mode) noexcept {
-  if (S_ISREG(mode)) return FileType::regular;
-  if (S_ISDIR(mode)) return FileType::directory;
-  if (S_ISLNK(mode)) return FileType::symlink;
-  if (S_ISCHR(mode)) return FileType::char_device;
-  if (S_ISBLK(mode)) return FileType::block_device;
-  if (S_ISFIFO(mode)) return FileType::fifo;
-  if (S_ISSOCK(mode)) return FileType::socket;
-  return FileType::unknown;
-}
 
 struct Indexer {
   const FixtureOptions& options;
@@ -184,7 +157,7 @@ struct Indexer {
       struct stat st{};
       if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       auto child = std::make_unique<Node>();
-      child->type = type_of(st.st_mode);
+      child->type = file_type_of(st.st_mode);
       child->size = static_cast<std::uint64_t>(st.st_size);
       child->mode = static_cast<std::uint32_t>(st.st_mode & 07777);
       if (child->type == FileType::directory) {

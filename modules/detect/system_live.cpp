@@ -31,6 +31,8 @@ module;
 extern char** environ;
 module hwaccel.detect;
 
+#include "posix_file.hpp"
+
 namespace hwaccel {
 namespace {
 
@@ -49,16 +51,6 @@ Error errno_error(int err, std::string_view what, std::string_view path) {
   return Error{kind, text::cat(what, " ", path, ": ", std::strerror(err))};
 }
 
-FileType file_type_of(mode_t mode) noexcept {
-  if (S_ISREG(mode)) return FileType::regular;
-  if (S_ISDIR(mode)) return FileType::directory;
-  if (S_ISLNK(mode)) return FileType::symlink;
-  if (S_ISCHR(mode)) return FileType::char_device;
-  if (S_ISBLK(mode)) return FileType::block_device;
-  if (S_ISFIFO(mode)) return FileType::fifo;
-  if (S_ISSOCK(mode)) return FileType::socket;
-  return FileType::unknown;
-}
 
 FileType file_type_of_dirent(unsigned char t) noexcept {
   switch (t) {
@@ -73,29 +65,8 @@ FileType file_type_of_dirent(unsigned char t) noexcept {
   }
 }
 
-class FileDescriptor {
- public:
-  FileDescriptor() = default;
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(FileDescriptor&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  FileDescriptor& operator=(FileDescriptor&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  ~FileDescriptor() { reset(); }
-  int get() const noexcept { return fd_; }
-  explicit operator bool() const noexcept { return fd_ >= 0; }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using posix::FileDescriptor;
+using posix::file_type_of;
 
 // Reads until EOF or until `cap` bytes are held; one more byte is attempted
 // so that `truncated` is exact.
