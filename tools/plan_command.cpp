@@ -25,10 +25,7 @@ struct PlanArgs {
   std::string params;
   std::string model;
   std::string quant;
-  std::string kv_dtype;
-  std::uint64_t context = 4096;
-  std::uint32_t batch = 1;
-  double reserve = 0.10;
+  SequenceOptions sequence;
   std::string objective = "throughput";
   std::string family;
   bool no_offload = false;
@@ -126,9 +123,6 @@ int run_plan(const PlanArgs& a) {
     return exit_usage;
   }
   InferenceSettings settings;
-  settings.context = a.context;
-  settings.batch = a.batch;
-  settings.reserve_fraction = a.reserve;
   settings.allow_cpu_offload = !a.no_offload;
   settings.objective = a.objective == "latency" ? PlanObjective::latency : PlanObjective::throughput;
   if (!a.quant.empty()) {
@@ -136,11 +130,7 @@ int run_plan(const PlanArgs& a) {
     if (!q) return exit_usage;
     settings.quantization = *q;
   }
-  if (!a.kv_dtype.empty()) {
-    const auto kv = quantization_option("plan", "--kv-dtype", a.kv_dtype, true);
-    if (!kv) return exit_usage;
-    settings.kv_cache_type = *kv;
-  }
+  if (!apply_sequence_options("plan", a.sequence, settings)) return exit_usage;
   if (a.family == "gguf") settings.quantization_family = QuantizationFamily::gguf;
   else if (a.family == "hf") settings.quantization_family = QuantizationFamily::floating;
 
@@ -290,10 +280,7 @@ Command add_plan_command(CLI::App& app) {
   cmd->add_option("--params", args->params, "Parameter count: 7000000000, 7e9, 70B (architecture borrowed from the nearest catalogue model)");
   cmd->add_option("--model", args->model, "Catalogue id (see `hwaccel models`), or a config.json, .gguf, .safetensors, *.safetensors.index.json or model folder");
   cmd->add_option("--quant", args->quant, "Quantization (bf16, fp16, fp8, int8, int4, nf4, q8_0, q6_k, q5_k_m, q4_k_m, ...); default: the best that fits");
-  cmd->add_option("--context", args->context, "Tokens per sequence, prompt and output together")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
-  cmd->add_option("--batch", args->batch, "Concurrent sequences per replica")->check(CLI::Range(1u, 65536u));
-  cmd->add_option("--kv-dtype", args->kv_dtype, "KV cache type (fp16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, ...); default: the weights' compute type");
-  cmd->add_option("--reserve", args->reserve, "Fraction of each device's memory kept free (vLLM: 1 - gpu_memory_utilization)")->check(CLI::Range(0.0, 0.95));
+  add_sequence_options(cmd, args->sequence);
   cmd->add_option("--objective", args->objective, "throughput (most replicas) or latency (widest tensor parallelism)")
       ->check(CLI::IsMember({"throughput", "latency"}));
   cmd->add_option("--formats", args->family, "Levels a suggestion picks from: hf (bf16/fp8/int8/int4) or gguf (llama.cpp)")

@@ -4,6 +4,7 @@
 // options. Include after `import hwaccel;` (it uses the module's types).
 #pragma once
 
+#include <cstdint>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -49,6 +50,38 @@ inline std::optional<QuantizationLevel> quantization_option(std::string_view com
   if (error.empty()) return *level;
   std::cerr << "hwaccel " << command << ": " << option << ": " << error << "\n";
   return std::nullopt;
+}
+
+/// The options that size an inference plan, shared by plan and recommend.
+struct SequenceOptions {
+  std::uint64_t context = 4096;
+  std::uint32_t batch = 1;
+  std::string kv_dtype;  ///< empty: the weights' compute type
+  double reserve = 0.10;
+};
+
+/// Registers --context, --batch, --kv-dtype and --reserve on `cmd`.
+inline void add_sequence_options(CLI::App* cmd, SequenceOptions& o) {
+  cmd->add_option("--context", o.context, "Tokens per sequence, prompt and output together")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
+  cmd->add_option("--batch", o.batch, "Concurrent sequences per replica")->check(CLI::Range(1u, 65536u));
+  cmd->add_option("--kv-dtype", o.kv_dtype,
+                  "KV cache type (fp16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, ...); default: the weights' "
+                  "compute type");
+  cmd->add_option("--reserve", o.reserve, "Fraction of each device's memory kept free (vLLM: 1 - gpu_memory_utilization)")
+      ->check(CLI::Range(0.0, 0.95));
+}
+
+/// Copies the options into `settings`; false (after printing why) when
+/// --kv-dtype names no KV cache type.
+inline bool apply_sequence_options(std::string_view command, const SequenceOptions& o, InferenceSettings& settings) {
+  settings.context = o.context;
+  settings.batch = o.batch;
+  settings.reserve_fraction = o.reserve;
+  if (o.kv_dtype.empty()) return true;
+  const auto kv = quantization_option(command, "--kv-dtype", o.kv_dtype, true);
+  if (kv) settings.kv_cache_type = *kv;
+  return kv.has_value();
 }
 
 }  // namespace hwaccel::cli

@@ -24,10 +24,7 @@ namespace {
 struct RecommendArgs {
   std::string model;
   std::string quant;
-  std::string kv_dtype;
-  std::uint64_t context = 4096;
-  std::uint32_t batch = 1;
-  double reserve = 0.10;
+  SequenceOptions sequence;
   std::string providers;
   std::string catalogue;
   std::size_t top = 5;
@@ -95,17 +92,10 @@ std::string human_recommendation(const InstanceRecommendation& r, std::size_t to
 int run_recommend(const RecommendArgs& a) {
   RecommendOptions options;
   InferenceSettings& settings = options.settings;
-  settings.context = a.context;
-  settings.batch = a.batch;
-  settings.reserve_fraction = a.reserve;
   const auto q = quantization_option("recommend", "--quant", a.quant);
   if (!q) return exit_usage;
   settings.quantization = *q;
-  if (!a.kv_dtype.empty()) {
-    const auto kv = quantization_option("recommend", "--kv-dtype", a.kv_dtype, true);
-    if (!kv) return exit_usage;
-    settings.kv_cache_type = *kv;
-  }
+  if (!apply_sequence_options("recommend", a.sequence, settings)) return exit_usage;
   for (std::string_view rest = a.providers; !rest.empty();) {
     const auto comma = rest.find(',');
     const std::string_view name = text::trim(rest.substr(0, comma));
@@ -169,11 +159,7 @@ Command add_recommend_command(CLI::App& app) {
   cmd->add_option("--model", args->model, "Catalogue id (see `hwaccel models`), or a config.json, .gguf, .safetensors or model folder")
       ->required();
   cmd->add_option("--quant", args->quant, "Quantization to run at (bf16, fp16, fp8, int8, int4, ...)")->required();
-  cmd->add_option("--context", args->context, "Tokens per sequence, prompt and output together")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
-  cmd->add_option("--batch", args->batch, "Concurrent sequences per replica")->check(CLI::Range(1u, 65536u));
-  cmd->add_option("--kv-dtype", args->kv_dtype, "KV cache type; default: the weights' compute type");
-  cmd->add_option("--reserve", args->reserve, "Fraction of each device's memory kept free")->check(CLI::Range(0.0, 0.95));
+  add_sequence_options(cmd, args->sequence);
   cmd->add_option("--provider", args->providers, "Comma list of providers: aws, gcp, azure (default: all)");
   cmd->add_option("--catalogue", args->catalogue,
                   "Instance catalogue file replacing the built-in one (default: $HWACCEL_INSTANCE_CATALOGUE, else "
