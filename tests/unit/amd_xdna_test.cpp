@@ -10,6 +10,8 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
@@ -17,11 +19,7 @@ using hwaccel::testing::add_pci_function;
 using hwaccel::testing::FixtureBuilder;
 using hwaccel::testing::PciFunctionSpec;
 
-AcceleratorRegistry detect(FixtureBuilder& f) {
-  auto system = FixtureSystem::open(f.write());
-  EXPECT_TRUE(system) << system.error().message;
-  return DetectBuilder::none().with(Backend::amd_xdna).system_probes(false).detect(**system);
-}
+AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::amd_xdna); }
 
 PciFunctionSpec xdna(std::string bdf, std::string device, std::optional<std::string> revision, unsigned minor) {
   PciFunctionSpec s;

@@ -8,17 +8,15 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
 using hwaccel::testing::FixtureBuilder;
 using namespace std::string_literals;
 
-AcceleratorRegistry detect(FixtureBuilder& f) {
-  auto system = FixtureSystem::open(f.write());
-  EXPECT_TRUE(system) << system.error().message;
-  return DetectBuilder::none().with(Backend::apple).system_probes(false).detect(**system);
-}
+AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::apple); }
 
 const std::string m2_max_hardware = R"({
   "SPHardwareDataType" : [

@@ -10,6 +10,8 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
@@ -139,11 +141,7 @@ std::string all_warnings(const AcceleratorRegistry& r) {
   return out;
 }
 
-AcceleratorRegistry detect(FixtureBuilder& f) {
-  auto system = FixtureSystem::open(f.write());
-  EXPECT_TRUE(system) << system.error().message;
-  return DetectBuilder::none().with(Backend::cuda).system_probes(false).detect(**system);
-}
+AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::cuda); }
 
 const DeviceProfile& device(const AcceleratorRegistry& r, std::size_t i) { return r.devices()[i]; }
 

@@ -7,6 +7,8 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
@@ -15,11 +17,7 @@ using hwaccel::testing::FixtureBuilder;
 using hwaccel::testing::PciSpec;
 using hwaccel::testing::proc_pci_line;
 
-AcceleratorRegistry detect(FixtureBuilder& f) {
-  auto sys = FixtureSystem::open(f.write());
-  EXPECT_TRUE(sys) << sys.error().message;
-  return DetectBuilder::none().with(Backend::groq).system_probes(false).detect(**sys);
-}
+AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::groq); }
 
 TEST(GroqParsers, BoardsFromSubsystemIds) {
   EXPECT_EQ(parsers::groq_board(0x1de0, 0xc005), "GroqCard GC1-010B");

@@ -8,6 +8,8 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
@@ -15,11 +17,7 @@ using hwaccel::testing::add_pci_function;
 using hwaccel::testing::FixtureBuilder;
 using hwaccel::testing::PciFunctionSpec;
 
-AcceleratorRegistry detect(FixtureBuilder& f) {
-  auto system = FixtureSystem::open(f.write());
-  EXPECT_TRUE(system) << system.error().message;
-  return DetectBuilder::none().with(Backend::intel_npu).system_probes(false).detect(**system);
-}
+AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::intel_npu); }
 
 PciFunctionSpec npu(std::string bdf, std::string device, unsigned minor) {
   PciFunctionSpec s;

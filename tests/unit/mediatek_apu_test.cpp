@@ -7,16 +7,14 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
 using hwaccel::testing::FixtureBuilder;
 
-AcceleratorRegistry detect(FixtureBuilder& f, Backend b) {
-  auto sys = FixtureSystem::open(f.write());
-  EXPECT_TRUE(sys) << sys.error().message;
-  return DetectBuilder::none().with(b).system_probes(false).detect(**sys);
-}
+AcceleratorRegistry detect(FixtureBuilder& f, Backend b) { return hwaccel::testing::detect_backend(f, b); }
 
 TEST(MediatekApu, ApusysNodeAndSoc) {
   FixtureBuilder f;

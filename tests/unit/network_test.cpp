@@ -10,29 +10,15 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
 using hwaccel::testing::FixtureBuilder;
-
-std::unique_ptr<FixtureSystem> open_fixture(FixtureBuilder& builder) {
-  auto system = FixtureSystem::open(builder.write());
-  EXPECT_TRUE(system) << (system ? "" : system.error().message);
-  return system ? std::move(*system) : nullptr;
-}
-
-Inventory probe(const System& system) {
-  DetectOptions options;
-  options.backends.reset();  // host probes only
-  return detect_inventory(system, options);
-}
-
-std::vector<Warning> warnings_of(const Inventory& inv, std::string_view backend) {
-  std::vector<Warning> out;
-  for (const auto& w : inv.warnings)
-    if (w.backend == backend) out.push_back(w);
-  return out;
-}
+using hwaccel::testing::open_fixture;
+using hwaccel::testing::probe;
+using hwaccel::testing::warnings_of;
 
 TEST(NetworkParsers, Rate) {
   EXPECT_EQ(parsers::parse_ib_rate("400 Gb/sec (4X NDR)\n"), 400.0);

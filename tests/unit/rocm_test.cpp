@@ -12,6 +12,8 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
@@ -259,12 +261,7 @@ std::string bank(std::uint64_t bytes, int heap = 1) {
   return "heap_type " + std::to_string(heap) + "\nsize_in_bytes " + std::to_string(bytes) + "\nflags 0\n";
 }
 
-AcceleratorRegistry detect(FixtureBuilder& f) {
-  auto system = FixtureSystem::open(f.write());
-  EXPECT_TRUE(system) << system.error().message;
-  if (!system) return {};
-  return DetectBuilder::none().with(Backend::rocm).system_probes(false).detect(**system);
-}
+AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::rocm); }
 
 std::vector<std::string> warning_texts(const AcceleratorRegistry& r) {
   std::vector<std::string> out;

@@ -9,16 +9,14 @@
 
 import hwaccel;
 
+#include "fixture_detection.hpp"
+
 namespace {
 
 using namespace hwaccel;
 using hwaccel::testing::FixtureBuilder;
 
-AcceleratorRegistry detect(FixtureBuilder& f) {
-  auto system = FixtureSystem::open(f.write());
-  EXPECT_TRUE(system) << system.error().message;
-  return DetectBuilder::none().with(Backend::vulkan).system_probes(false).detect(**system);
-}
+AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::vulkan); }
 
 struct GpuText {
   unsigned index;
