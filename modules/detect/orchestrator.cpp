@@ -4,9 +4,11 @@ module;
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -32,10 +34,28 @@ struct Slot {
   std::chrono::microseconds elapsed{0};
 };
 
+// A detector that throws (a parser bug on input nobody foresaw, or memory
+// running out) must not take the caller's process down, nor the other
+// backends' results: what it found is dropped and a warning says why. The
+// words "stopped on an internal error" are what the fuzz targets look for.
+DetectorOutput stopped_output(const DetectContext& ctx, std::string_view detector, std::string_view what) {
+  DetectorOutput out;
+  ctx.warn(out, WarningKind::parse_error,
+           text::cat(detector, " stopped on an internal error (", text::excerpt(what, 200),
+                     "); its findings are left out. Please report it with a capture (hwaccel capture)."));
+  return out;
+}
+
 void run_one(const Detector& d, const System& system, const DetectOptions& options, Slot& slot) {
   const auto start = std::chrono::steady_clock::now();
   DetectContext ctx(system, options, d.name);
-  slot.output = d.detect(ctx);
+  try {
+    slot.output = d.detect(ctx);
+  } catch (const std::exception& e) {
+    slot.output = stopped_output(ctx, d.name, e.what());
+  } catch (...) {
+    slot.output = stopped_output(ctx, d.name, "an exception that is not a std::exception");
+  }
   slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
 }
 

@@ -297,6 +297,15 @@ TEST(CudaParsers, ListWithPartialMig) {
   EXPECT_TRUE(gpus[1].mig_devices.empty());
 }
 
+TEST(CudaParsers, ListLineWithoutIndexIsSkipped) {
+  // "GPU " followed only by the UUID (a cut line): nothing to number, no crash.
+  const auto gpus = parsers::parse_gpu_list(
+      "GPU (UUID: GPU-4e5f6a7b-8c9d-0e1f-2a3b-4c5d6e7f8a9b)\n"
+      "GPU 5: NVIDIA A100-SXM4-80GB (UUID: GPU-8a0b3f2e-4c1d-5e6f-7a8b-9c0d1e2f3a4b)\n");
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0].index, 5u);
+}
+
 TEST(CudaParsers, ListWithR450MigUuidsGivesInstanceIds) {
   const auto gpus = parsers::parse_gpu_list(
       "GPU 0: A100-SXM4-40GB (UUID: GPU-e91edf3b-b297-37c1-a2a7-7601c3238fa2)\n"

@@ -504,8 +504,8 @@ std::vector<NvidiaGpuListing> parse_gpu_list(std::string_view text) {
       uuid = std::string(text::trim(line.substr(u + 7, line.size() - u - 8)));
       head = text::trim(line.substr(0, u));
     }
-    if (line.starts_with("GPU ")) {
-      // "GPU 0: NVIDIA H100 80GB HBM3"
+    if (head.starts_with("GPU ")) {
+      // "GPU 0: NVIDIA H100 80GB HBM3" ("GPU (UUID: ...)" has no index: skipped)
       std::string_view rest = head.substr(4);
       const auto colon = rest.find(':');
       if (colon == std::string_view::npos) continue;

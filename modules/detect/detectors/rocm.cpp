@@ -11,9 +11,10 @@ module;
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <tuple>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 module hwaccel.detect;
@@ -741,12 +742,21 @@ bool RocmDetection::fill_partitions(DeviceProfile& d, const Board& board, const 
                         *expected, " partitions, but the KFD topology lists ", count,
                         "; the partitions it lists are reported"));
   if (count < 2) return complete;
+  std::set<std::uint32_t> numbers;
   for (std::size_t i = 0; i < count; ++i) {
     const KfdNode& n = *board.nodes[i];
     DevicePartition part;
     // The partition number is in the address's function bits; a missing
     // partition leaves its number unused.
     part.index = n.address ? n.address->function : static_cast<std::uint32_t>(i);
+    if (!numbers.insert(part.index).second) {
+      // Two KFD nodes at one PCI function (a damaged or hand-made topology):
+      // the first is kept, so that partition ids stay unique.
+      ctx_.warn(out_, WarningKind::inconsistent,
+                text::cat("KFD node ", n.id, " is a second partition numbered ", part.index, " of ", d.id,
+                          "; it is left out"));
+      continue;
+    }
     part.id = text::cat(d.id, "/partition:", part.index);
     part.profile = mode;
     part.memory_bytes = d.integrated ? std::nullopt : n.frame_buffer_bytes();
