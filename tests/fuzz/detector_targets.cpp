@@ -75,8 +75,9 @@ void check_registry(const AcceleratorRegistry& registry, const DetectOptions& op
   for (const auto& warning : registry.warnings()) {
     findings.check(!warning.backend.empty() && !warning.message.empty(), "a warning without a source or a message");
     // The orchestrator turns a detector's exception into this warning, so
-    // that callers survive; for the fuzzer it is a crash all the same.
-    if (warning.message.find("stopped on an internal error") != std::string::npos)
+    // that callers survive; for the fuzzer it is a crash all the same. (The
+    // words alone may also be fuzzed tool output that a warning quotes.)
+    if (warning.message.starts_with(text::cat(warning.backend, " stopped on an internal error (")))
       findings.add(text::cat("a detector threw: ", warning.message));
   }
 
