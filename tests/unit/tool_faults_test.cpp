@@ -268,9 +268,12 @@ TEST_P(FaultyToolDetection, EndsInTimeWithAWarningAndTheRestIntact) {
   if (std::string_view(fault.name) == "grandchild_holds_pipe")
     EXPECT_GT(escaped, 0u) << "no grandchild was still alive holding the pipe: the test tested nothing";
 
-  // A detector may wait on its tool twice in a row (cuda asks `nvidia-smi -q`
-  // after a failed query); far more than that means a deadline was missed.
-  EXPECT_LT(elapsed, 4 * detection_deadline + 2s) << fault.name << " / " << b.tool;
+  // Not a timing test (the warning kinds below show which deadline was hit):
+  // a guard against a missed deadline on the tools that run for 60 s. A
+  // detector may wait on its tool twice in a row (cuda asks `nvidia-smi -q`
+  // after a failed query), and a loaded machine (sanitizers, parallel
+  // suites) stretches each wait, so the bound is far from both.
+  EXPECT_LT(elapsed, 4 * detection_deadline + 15s) << fault.name << " / " << b.tool;
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "a child process was left behind";
   EXPECT_EQ(hwaccel::testing::open_descriptor_count(), descriptors_before) << "a descriptor leaked";
 
