@@ -17,6 +17,8 @@ module;
 #include "json_input.hpp"
 module hwaccel.plan;
 
+#include "small_file.hpp"
+
 namespace hwaccel {
 namespace {
 
@@ -280,19 +282,9 @@ Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::s
 }
 
 Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return fail(ErrorKind::not_found, text::cat("cannot read ", path.string(), ": ", ec.message()));
-  if (size > max_instance_catalogue_bytes)
-    return fail(ErrorKind::invalid_input, text::cat(path.string(), " is ", size, " bytes; a catalogue is at most ",
-                                                    max_instance_catalogue_bytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::io_error, text::cat("cannot open ", path.string()));
-  std::string content(size, '\0');
-  in.read(content.data(), static_cast<std::streamsize>(size));
-  if (static_cast<std::uint64_t>(in.gcount()) != size)
-    return fail(ErrorKind::io_error, text::cat("short read of ", path.string()));
-  return parse_instance_catalogue(content, path.string());
+  const auto content = small_file::read(path, max_instance_catalogue_bytes, "a catalogue");
+  if (!content) return fail(content.error());
+  return parse_instance_catalogue(*content, path.string());
 }
 
 Result<InstanceCatalogue> builtin_instance_catalogue() {

@@ -15,6 +15,8 @@ module;
 #include "json_input.hpp"
 module hwaccel.plan;
 
+#include "small_file.hpp"
+
 namespace hwaccel {
 namespace {
 
@@ -225,18 +227,9 @@ Result<ModelDescription> model_from_config_json(std::string_view json, std::stri
 }
 
 Result<ModelDescription> read_config_json(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return fail(ErrorKind::not_found, text::cat("cannot read ", path.string(), ": ", ec.message()));
-  if (size > max_config_json_bytes)
-    return fail(ErrorKind::invalid_input,
-                text::cat(path.string(), " is ", size, " bytes; a config.json is at most ", max_config_json_bytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::io_error, text::cat("cannot open ", path.string()));
-  std::string content(size, '\0');
-  in.read(content.data(), static_cast<std::streamsize>(size));
-  if (static_cast<std::uint64_t>(in.gcount()) != size) return fail(ErrorKind::io_error, text::cat("short read of ", path.string()));
-  auto d = model_from_config_json(content, path.filename().string());
+  const auto content = small_file::read(path, max_config_json_bytes, "a config.json");
+  if (!content) return fail(content.error());
+  auto d = model_from_config_json(*content, path.filename().string());
   if (!d) return d;
   d->origin = path.string();
   if (const auto parent = path.parent_path().filename().string(); !parent.empty() && path.filename() == "config.json")

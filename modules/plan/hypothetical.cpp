@@ -1,11 +1,15 @@
 // Registries of hypothetical devices from the published-spec table
 // ("8xH100-SXM-80GB+2xRTX-4090"), for planning hardware one does not have.
 module;
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 module hwaccel.plan;
+
+#include "hypothetical_devices.hpp"
 
 namespace hwaccel {
 namespace {
@@ -109,36 +113,18 @@ Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices) {
   for (const auto& item : items) {
     const DeviceSpec& spec = *item.spec;
     const std::size_t first = inv.devices.size();
-    for (std::uint64_t n = 0; n < item.count * spec.devices_per_package; ++n) {
-      DeviceProfile d;
-      d.backend = spec.backend;
-      d.family = spec.family;
-      d.index = next_index[static_cast<std::size_t>(spec.backend)]++;
-      d.id = device_id(d.backend, d.index);
-      d.name = std::string(spec.product);
-      d.vendor = std::string(spec.vendor);
-      d.memory_bytes = item.memory_bytes;  // specs are per device (per GCD for MI250X)
-      d.memory_kind = spec.memory_kind;
-      if (!spec.compute_capability.empty()) d.compute_capability = std::string(spec.compute_capability);
-      if (!spec.architecture.empty()) d.architecture = std::string(spec.architecture);
-      d.runtime_index = d.index;
-      d.spec_id = std::string(spec.id);
-      d.properties.emplace("hypothetical", "true");
-      inv.devices.push_back(std::move(d));
-    }
+    for (std::uint64_t n = 0; n < item.count * spec.devices_per_package; ++n)
+      // specs are per device (per GCD for MI250X)
+      inv.devices.push_back(
+          hypothetical::device(spec, next_index[static_cast<std::size_t>(spec.backend)]++, item.memory_bytes));
     // Devices of one product share its fabric in domains of its usual size.
-    if (spec.fabric && spec.fabric->domain_size >= 2) {
-      const std::size_t last = inv.devices.size();
-      for (std::size_t start = first; start + 1 < last; start += spec.fabric->domain_size) {
-        Interconnect ic;
-        ic.kind = interconnect_kind(*spec.fabric);
-        ic.name = std::string(spec.fabric->name);
-        for (std::size_t i = start; i < last && i < start + spec.fabric->domain_size; ++i)
-          ic.device_ids.push_back(inv.devices[i].id);
-        ic.bandwidth_gbps = spec.fabric->bandwidth_gbps;
-        ic.source = text::cat("published spec ", spec.id, " (hypothetical devices)");
-        inv.interconnects.push_back(std::move(ic));
-      }
+    if (spec.fabric) {
+      Interconnect fabric;
+      fabric.kind = interconnect_kind(*spec.fabric);
+      fabric.name = std::string(spec.fabric->name);
+      fabric.bandwidth_gbps = spec.fabric->bandwidth_gbps;
+      fabric.source = text::cat("published spec ", spec.id, " (hypothetical devices)");
+      hypothetical::join_in_domains(inv, first, inv.devices.size(), spec.fabric->domain_size, fabric);
     }
   }
   return AcceleratorRegistry(std::move(inv));

@@ -3,6 +3,7 @@
 module;
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +11,8 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.plan;
+
+#include "hypothetical_devices.hpp"
 
 namespace hwaccel {
 namespace {
@@ -49,33 +52,16 @@ Result<AcceleratorRegistry> devices_of(const CloudInstanceType& inst, std::strin
   const std::uint32_t devices = inst.count * spec->devices_per_package;
   inv.devices.reserve(devices);
   for (std::uint32_t i = 0; i < devices; ++i) {
-    DeviceProfile d;
-    d.backend = spec->backend;
-    d.family = spec->family;
-    d.index = i;
-    d.id = device_id(d.backend, d.index);
-    d.name = std::string(spec->product);
-    d.vendor = std::string(spec->vendor);
-    d.memory_bytes = inst.memory_per_device_bytes / spec->devices_per_package;
-    d.memory_kind = spec->memory_kind;
-    if (!spec->compute_capability.empty()) d.compute_capability = std::string(spec->compute_capability);
-    if (!spec->architecture.empty()) d.architecture = std::string(spec->architecture);
-    d.runtime_index = i;
-    d.spec_id = std::string(spec->id);
-    d.properties.emplace("hypothetical", "true");
-    d.properties.emplace("instance", inst.name);
-    inv.devices.push_back(std::move(d));
+    inv.devices.push_back(hypothetical::device(*spec, i, inst.memory_per_device_bytes / spec->devices_per_package));
+    inv.devices.back().properties.emplace("instance", inst.name);
   }
-  if (!kind.empty() && group >= 2) {
-    for (std::uint32_t start = 0; start + 1 < devices; start += group) {
-      Interconnect ic;
-      ic.kind = std::string(kind);
-      ic.name = spec->fabric ? std::string(spec->fabric->name) : std::string(kind);
-      for (std::uint32_t i = start; i < devices && i < start + group; ++i) ic.device_ids.push_back(inv.devices[i].id);
-      ic.bandwidth_gbps = bandwidth;
-      ic.source = std::string(source);
-      inv.interconnects.push_back(std::move(ic));
-    }
+  if (!kind.empty()) {
+    Interconnect fabric;
+    fabric.kind = std::string(kind);
+    fabric.name = spec->fabric ? std::string(spec->fabric->name) : std::string(kind);
+    fabric.bandwidth_gbps = bandwidth;
+    fabric.source = std::string(source);
+    hypothetical::join_in_domains(inv, 0, devices, group, fabric);
   }
   return AcceleratorRegistry(std::move(inv));
 }
