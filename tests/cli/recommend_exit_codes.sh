@@ -37,6 +37,8 @@ expect 2 recommend --model llama-3.1-8b --quant q9_k
 expect 2 recommend --model llama-3.1-8b --quant bf16 --provider oracle
 expect 2 recommend --model llama-3.1-8b --quant bf16 --top 0
 expect 2 recommend --model llama-2-7b --quant bf16 --context 8192
+expect 0 recommend --model llama-3.1-8b --quant bf16 --kv-dtype fp8_e4m3
+expect 2 recommend --model llama-3.1-8b --quant bf16 --kv-dtype q4_k_m
 
 # Not a terminal: JSON, cheapest first, rejections with reasons.
 out=$("$hwaccel" recommend --model llama-3.1-8b --quant bf16)
