@@ -21,8 +21,7 @@ std::vector<AccelNode> accel_nodes(const System& sys) {
     AccelNode node;
     const std::string_view view = name;
     if (view.starts_with("accel")) {
-      if (const auto n = text::parse_u64(view.substr(5)); n && *n <= 0xffffffffu)
-        node.minor = static_cast<std::uint32_t>(*n);
+      node.minor = text::parse_name_number(view.substr(5));
     }
     const std::string dir = "/sys/class/accel/" + name;
     // device -> "../../../0000:c2:00.1": the parent's sysfs name is its PCI address.

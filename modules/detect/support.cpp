@@ -152,6 +152,12 @@ std::vector<std::string> list_names(const System& system, std::string_view path)
   return names;
 }
 
+std::optional<PciAddress> pci_address_of_name(std::string_view name) {
+  auto address = PciAddress::parse(name);
+  if (address && address->to_string() != name) address.reset();
+  return address;
+}
+
 std::string_view base_name(std::string_view path) noexcept {
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   const auto slash = path.rfind('/');
@@ -287,7 +293,7 @@ std::vector<PciFunction> pci_functions_of_vendor(const System& sys, std::uint16_
   for (const auto& e : matches) {
     std::optional<PciFunction> found;
     for (const auto& name : sysfs_names) {
-      const auto addr = PciAddress::parse(name);
+      const auto addr = pci_address_of_name(name);
       if (!addr || addr->bus != e.bus || addr->device != e.device || addr->function != e.function) continue;
       PciFunction f = read_pci_function(sys, *addr);
       if (f.vendor_id && *f.vendor_id != e.vendor_id) continue;
@@ -336,7 +342,7 @@ std::vector<PciAddress> pci_upstream_bridges(const System& sys, const PciAddress
 std::vector<PciAddress> pci_functions_of_driver(const System& sys, std::string_view driver) {
   std::vector<PciAddress> out;
   for (const auto& name : list_names(sys, text::cat("/sys/bus/pci/drivers/", driver)))
-    if (const auto addr = PciAddress::parse(name)) out.push_back(*addr);
+    if (const auto addr = pci_address_of_name(name)) out.push_back(*addr);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -103,6 +103,10 @@ std::vector<std::string> list_names(const System& system, std::string_view path)
 std::string_view base_name(std::string_view path) noexcept;
 /// Orders names with embedded numbers numerically: card2 < card10.
 bool natural_less(std::string_view a, std::string_view b) noexcept;
+/// The PCI function a sysfs or procfs folder is named after, in the kernel's
+/// spelling only ("0000:17:00.0"): a padded or shortened name is no second
+/// entry for the same function. Nullopt for names that are not PCI functions.
+std::optional<PciAddress> pci_address_of_name(std::string_view name);
 
 /// What sysfs knows about one PCI function.
 struct PciFunction {

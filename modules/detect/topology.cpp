@@ -33,15 +33,6 @@ std::string join(const std::vector<std::string>& parts) {
   return out.empty() ? std::string("/") : out;
 }
 
-// A sysfs PCI function directory is named in the canonical long form
-// ("0000:17:00.0"); anything else on the path (SCSI "0:0:0:0", "host0",
-// "nvme0") is not a PCI function.
-std::optional<PciAddress> pci_component(std::string_view name) noexcept {
-  if (name.size() < 12 || std::count(name.begin(), name.end(), ':') != 2 || name[name.size() - 2] != '.')
-    return std::nullopt;
-  return PciAddress::parse(name);
-}
-
 }  // namespace
 
 Result<std::string> resolve_path(const System& system, std::string_view path) {
@@ -86,7 +77,8 @@ std::optional<PciPath> pci_path_of(std::string_view resolved) {
   path.host_bridge = std::string(bridge);
   while (!resolved.empty()) {
     const std::string_view c = text::next_token(resolved, '/');
-    if (const auto address = pci_component(c)) path.chain.push_back(*address);
+    // Anything else on the path (SCSI "0:0:0:0", "host0", "nvme0") is no PCI function.
+    if (const auto address = pci_address_of_name(c)) path.chain.push_back(*address);
   }
   if (path.chain.empty()) return std::nullopt;
   return path;

@@ -123,6 +123,17 @@ inline std::optional<std::uint64_t> parse_u64(std::string_view s, int base = 10)
   return value;
 }
 
+/// A number the kernel printed into a name with "%u" (card0, accel1, KFD
+/// node 12): decimal digits only, without space, sign or leading zero, so that
+/// "0", "00" and "0 " cannot name one object twice.
+inline std::optional<std::uint32_t> parse_name_number(std::string_view s) noexcept {
+  if (s.empty() || (s.size() > 1 && s.front() == '0')) return std::nullopt;
+  std::uint32_t value = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
 /// Hexadecimal with or without a 0x prefix ("0x10de", "10DE").
 inline std::optional<std::uint64_t> parse_hex(std::string_view s) noexcept { return parse_u64(s, 16); }
 

@@ -918,6 +918,30 @@ TEST(CudaDetection, PartialMigWithDetailsFromQueryText) {
   ASSERT_EQ(kinds(r), std::vector<WarningKind>{WarningKind::parse_error}) << all_warnings(r);  // topo printed nothing
 }
 
+TEST(CudaDetection, RepeatedMigDeviceKeepsTheFirst) {
+  FixtureBuilder f;
+  Row mig = h100(0, "00000000:00:09.0");
+  mig["mig.mode.current"] = "Enabled";
+  record(f, csv(nvidia_smi_argv::query(), {mig}),
+         "GPU 0: NVIDIA H100 80GB HBM3 (UUID: " + uuid_of(0) + ")\n"
+         "  MIG 3g.40gb     Device  0: (UUID: MIG-00000000-0000-0000-0000-000000000000)\n"
+         "  MIG 2g.20gb     Device  1: (UUID: MIG-00000001-0000-0000-0000-000000000001)\n"
+         "  MIG 1g.10gb     Device  1: (UUID: MIG-00000002-0000-0000-0000-000000000002)\n",
+         "", "");
+  f.command(nvidia_smi_argv::details(), "", 0, "", /*hang=*/true);
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  const auto& d = device(r, 0);
+  ASSERT_EQ(d.partitions.size(), 2u);
+  EXPECT_EQ(d.partitions[1].id, "cuda:0/mig:1");
+  EXPECT_EQ(d.partitions[1].profile, "2g.20gb");
+  const auto repeated = std::find_if(r.warnings().begin(), r.warnings().end(), [](const Warning& w) {
+    return w.kind == WarningKind::inconsistent &&
+           w.message == "nvidia-smi lists MIG device 1 of cuda:0 twice; the second is left out";
+  });
+  EXPECT_NE(repeated, r.warnings().end()) << all_warnings(r);
+}
+
 TEST(CudaDetection, MigMemoryFromProfileNamesSaysSo) {
   FixtureBuilder f;
   Row mig = h100(0, "00000000:00:09.0");

@@ -369,6 +369,28 @@ TEST(RocmDetect, MemoryFromKfdBanksWhenSysfsLacksIt) {
   EXPECT_EQ(prop(r.devices()[0], "memory_source"), "kfd mem_banks");
 }
 
+TEST(RocmDetect, OnlyTheKernelsSpellingOfANumberNamesANode) {
+  // The kernel names KFD nodes and banks with "%u": "01", "1 " and "00" are
+  // not second spellings of node 1 or bank 0 (a damaged or hand-made tree;
+  // the fuzz regression kfd-node-name-with-nul-padding has NUL padding).
+  FixtureBuilder f;
+  add_card(f, Card{.number = 0, .device = "0x74a1"});
+  add_kfd_node(f, 0, cpu_props);
+  const std::string props = gpu_props(0x0300, 90402, 1216, 0x74a1);
+  add_kfd_node(f, 1, props, {}, {bank(206141652992ull)});
+  const std::string nodes = "/sys/class/kfd/kfd/topology/nodes/";
+  f.file(nodes + "01/properties", props);
+  f.file(nodes + "1 /properties", props);
+  f.file(nodes + "1/mem_banks/00/properties", bank(206141652992ull));
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  const auto& d = r.devices()[0];
+  EXPECT_EQ(d.memory_bytes, 206141652992ull);
+  EXPECT_TRUE(d.partitions.empty());
+  EXPECT_EQ(prop(d, "kfd_nodes"), "1");
+  EXPECT_TRUE(r.warnings().empty()) << warning_texts(r)[0];
+}
+
 TEST(RocmDetect, MemoryUsedAndFree) {
   FixtureBuilder f;
   add_card(f, Card{.number = 0, .device = "0x744c", .revision = "0xc8",

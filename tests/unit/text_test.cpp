@@ -30,6 +30,14 @@ TEST(Text, NumbersParseStrictly) {
   EXPECT_FALSE(text::parse_double("[N/A]"));
 }
 
+TEST(Text, NumbersInKernelNamesHaveOneSpelling) {
+  EXPECT_EQ(text::parse_name_number("0"), 0u);
+  EXPECT_EQ(text::parse_name_number("12"), 12u);
+  EXPECT_EQ(text::parse_name_number("4294967295"), 4294967295u);
+  for (const char* other : {"", "00", "012", "1 ", " 1", "+1", "-1", "1a", "4294967296"})
+    EXPECT_FALSE(text::parse_name_number(other)) << '"' << other << '"';
+}
+
 TEST(Text, MemorySizes) {
   EXPECT_EQ(text::parse_memory_size("81559 MiB"), 81559ull * 1024 * 1024);
   EXPECT_EQ(text::parse_memory_size("16318480 kB"), 16318480ull * 1024);

@@ -504,8 +504,7 @@ std::vector<std::uint32_t> dev_node_indexes(const System& sys) {
   std::vector<std::uint32_t> out;
   for (const auto& name : list_names(sys, "/dev")) {
     if (!name.starts_with("neuron") || name.size() == 6) continue;
-    if (const auto n = text::parse_u64(std::string_view(name).substr(6)); n && *n < 4096)
-      out.push_back(static_cast<std::uint32_t>(*n));
+    if (const auto n = text::parse_name_number(std::string_view(name).substr(6)); n && *n < 4096) out.push_back(*n);
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -12,6 +12,7 @@ module;
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -206,7 +207,7 @@ struct SysfsGpu {
 std::vector<SysfsGpu> sysfs_gpus(const System& sys) {
   std::vector<PciAddress> addresses = pci_functions_of_driver(sys, "nvidia");
   for (const auto& name : list_names(sys, "/proc/driver/nvidia/gpus"))
-    if (const auto a = PciAddress::parse(name)) addresses.push_back(*a);
+    if (const auto a = pci_address_of_name(name)) addresses.push_back(*a);
   std::sort(addresses.begin(), addresses.end());
   addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
   std::vector<SysfsGpu> gpus;
@@ -334,13 +335,22 @@ void join_sysfs(DeviceProfile& d, const PciFunction& f, const NvidiaGpu* g) {
 
 // MIG devices from `-L` (UUID, profile), completed from `-q` (instance ids,
 // SMs, memory) by MIG device index.
-void add_partitions(DeviceProfile& d, const NvidiaGpuListing* listed, const NvidiaGpu* detail) {
+void add_partitions(const DetectContext& ctx, DetectorOutput& out, DeviceProfile& d, const NvidiaGpuListing* listed,
+                    const NvidiaGpu* detail) {
   std::vector<parsers::NvidiaMigDevice> migs;
   if (listed && !listed->mig_devices.empty()) migs = listed->mig_devices;
   else if (detail) migs = detail->mig_devices;
   if (migs.empty()) return;
   std::size_t from_query = 0, from_profile = 0;
+  std::set<std::uint32_t> indexes;
   for (auto& m : migs) {
+    if (!indexes.insert(m.index).second) {
+      // The driver numbers a GPU's MIG devices once each; a repeat is damaged
+      // output, and keeping the first keeps partition ids unique.
+      ctx.warn(out, WarningKind::inconsistent,
+               text::cat("nvidia-smi lists MIG device ", m.index, " of ", d.id, " twice; the second is left out"));
+      continue;
+    }
     if (detail) {
       const auto it = std::find_if(detail->mig_devices.begin(), detail->mig_devices.end(),
                                    [&](const auto& q) { return q.index == m.index; });
@@ -397,7 +407,7 @@ struct NvSwitchEvidence {
 NvSwitchEvidence find_nvswitches(const System& sys) {
   NvSwitchEvidence e;
   for (const auto& name : list_names(sys, "/proc/driver/nvidia-nvswitch/devices"))
-    if (const auto a = PciAddress::parse(name)) e.switches.push_back(*a);
+    if (const auto a = pci_address_of_name(name)) e.switches.push_back(*a);
   if (!e.switches.empty()) e.sources.emplace_back("/proc/driver/nvidia-nvswitch/devices");
   const auto bound = pci_functions_of_driver(sys, "nvidia-nvswitch");
   if (!bound.empty()) e.sources.emplace_back("/sys/bus/pci/drivers/nvidia-nvswitch");
@@ -848,7 +858,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     const NvidiaGpuListing* listed = match_gpu(found.listing, d);
     // `-L` always names the UUID, which the visibility pass matches against.
     if (listed && !d.uuid) d.uuid = listed->uuid;
-    add_partitions(d, listed, detail_of(found.details, d));
+    add_partitions(ctx, out, d, listed, detail_of(found.details, d));
     apply_memory_kind(d, &g, sys);
     out.devices.push_back(std::move(d));
   }

@@ -49,7 +49,7 @@ constexpr std::uint32_t phys_state_link_up = 5;
 std::vector<std::uint32_t> port_numbers(const std::vector<std::string>& names) {
   std::vector<std::uint32_t> ports;
   for (const auto& name : names)
-    if (const auto n = text::parse_u64(name); n && *n > 0 && *n <= 0xffff) ports.push_back(static_cast<std::uint32_t>(*n));
+    if (const auto n = text::parse_name_number(name); n && *n > 0 && *n <= 0xffff) ports.push_back(*n);
   std::sort(ports.begin(), ports.end());
   return ports;
 }

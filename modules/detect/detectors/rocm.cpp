@@ -234,7 +234,7 @@ struct DanglingCard {
 
 bool is_card_name(std::string_view name) {
   // card0, card10; not connectors (card0-DP-1) nor render nodes.
-  return name.size() > 4 && name.starts_with("card") && text::parse_u64(name.substr(4)).has_value();
+  return name.size() > 4 && name.starts_with("card") && text::parse_name_number(name.substr(4)).has_value();
 }
 
 // Returns how many DRM cards of any driver there are.
@@ -274,7 +274,7 @@ std::size_t find_amdgpu_cards(const System& sys, std::vector<DrmCard>& cards, st
 std::optional<std::uint64_t> render_minor_of(const System& sys, const DrmCard& card) {
   for (const auto& n : list_names(sys, card.device_dir + "/drm"))
     if (n.starts_with("renderD"))
-      if (const auto minor = text::parse_u64(std::string_view(n).substr(7))) return minor;
+      if (const auto minor = text::parse_name_number(std::string_view(n).substr(7))) return minor;
   return std::nullopt;
 }
 

@@ -202,7 +202,7 @@ std::optional<std::string> read_topology_file(const DetectContext& ctx, Detector
 std::vector<std::string> numbered_entries(const System& sys, const std::string& dir) {
   std::vector<std::string> names;
   for (auto& name : list_names(sys, dir))
-    if (text::parse_u64(name)) names.push_back(std::move(name));
+    if (text::parse_name_number(name)) names.push_back(std::move(name));
   std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
   return names;
 }
@@ -228,8 +228,8 @@ KfdTopology read_kfd_topology(const DetectContext& ctx, DetectorOutput& out) {
   }
   topo.present = true;
   for (const auto& entry : *entries) {
-    const auto id = text::parse_u64(entry.name);
-    if (!id || *id > 0xffffffffu) continue;
+    const auto id = text::parse_name_number(entry.name);
+    if (!id) continue;
     const std::string dir = text::cat(kfd_nodes_dir, "/", entry.name);
     const auto properties = read_topology_file(ctx, out, dir + "/properties");
     if (!properties) {
@@ -237,7 +237,7 @@ KfdTopology read_kfd_topology(const DetectContext& ctx, DetectorOutput& out) {
       continue;
     }
     KfdNode node;
-    node.id = static_cast<std::uint32_t>(*id);
+    node.id = *id;
     node.properties = parse_kfd_node_properties(*properties);
     if (!node.properties.invalid_keys.empty()) {
       std::string keys;

@@ -249,7 +249,7 @@ std::vector<Chip> find_chips(const System& sys) {
 std::vector<Chip> scan_unbound_chips(const System& sys) {
   std::vector<Chip> chips;
   for (const auto& name : list_names(sys, "/sys/bus/pci/devices"))
-    if (const auto address = PciAddress::parse(name); address && is_google(sys, *address))
+    if (const auto address = pci_address_of_name(name); address && is_google(sys, *address))
       chips.push_back(Chip{*address, std::nullopt, false, std::nullopt});
   std::sort(chips.begin(), chips.end(), [](const Chip& a, const Chip& b) { return a.address < b.address; });
   return chips;
