@@ -503,7 +503,7 @@ void add_links(DetectorOutput& out, const std::vector<std::pair<std::uint32_t, s
 std::vector<std::uint32_t> dev_node_indexes(const System& sys) {
   std::vector<std::uint32_t> out;
   for (const auto& name : list_names(sys, "/dev")) {
-    if (!name.starts_with("neuron") || name.size() == 6) continue;
+    if (!name.starts_with("neuron")) continue;
     if (const auto n = text::parse_name_number(std::string_view(name).substr(6)); n && *n < 4096) out.push_back(*n);
   }
   std::sort(out.begin(), out.end());

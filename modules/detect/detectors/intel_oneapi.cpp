@@ -174,7 +174,7 @@ std::vector<Card> drm_cards(const System& sys) {
   std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return natural_less(a, b); });
   for (const auto& name : names) {
     // cardN only: connectors are "card0-DP-1", render nodes "renderD128".
-    if (!name.starts_with("card") || name.size() == 4 || !text::parse_name_number(std::string_view(name).substr(4))) continue;
+    if (!name.starts_with("card") || !text::parse_name_number(std::string_view(name).substr(4))) continue;
     const std::string card_dir = "/sys/class/drm/" + name;
     const std::string dev_dir = card_dir + "/device";
     // The vendor first: one small read settles the other vendors' cards.

@@ -234,7 +234,7 @@ struct DanglingCard {
 
 bool is_card_name(std::string_view name) {
   // card0, card10; not connectors (card0-DP-1) nor render nodes.
-  return name.size() > 4 && name.starts_with("card") && text::parse_name_number(name.substr(4)).has_value();
+  return name.starts_with("card") && text::parse_name_number(name.substr(4)).has_value();
 }
 
 // Returns how many DRM cards of any driver there are.
