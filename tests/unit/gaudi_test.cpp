@@ -309,6 +309,28 @@ TEST_F(GaudiDetection, DeviceMissingFromHlSmiIsReportedAsInconsistent) {
   EXPECT_NE(r.warnings()[0].message.find("0000:b4:00.0"), std::string::npos);
 }
 
+TEST_F(GaudiDetection, AipListedTwiceCountsOnce) {
+  // The second row repeats AIP 0's bus id; the third repeats AIP 1's UUID without a bus id.
+  f_.command(query_argv,
+             std::string(query_csv) +
+                 "0, 2, HL-225, 0000:33:00.0, 01P0-HL2080A0-15-TNBS72-11-07-04, AN5000101, 1.22.1-97ec1a4, 98304, 0, "
+                 "98304, 22, 88, 0\n"
+                 "7, 3, HL-225, N/A, 01P0-HL2080A0-15-TNBS72-03-07-11, AN5000144, 1.22.1-97ec1a4, 98304, 0, 98304, 23, "
+                 "84, 0\n");
+  habana("0000:33:00.0", 0x1020, 0);
+  habana("0000:9a:00.0", 0x1020, 1);
+  const auto r = detect();
+  ASSERT_EQ(r.devices().size(), 2u);
+  EXPECT_EQ(r.devices()[0].id, "gaudi:0");
+  EXPECT_EQ(r.devices()[0].memory_used_bytes, 768 * MiB) << "the first row is kept";
+  EXPECT_EQ(r.devices()[1].id, "gaudi:1");
+  EXPECT_EQ(r.devices()[1].pci_bus_id, "0000:9a:00.0");
+  ASSERT_EQ(r.warnings().size(), 2u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::inconsistent);
+  EXPECT_EQ(r.warnings()[0].message, "hl-smi lists the AIP at 0000:33:00.0 twice; the first row is kept");
+  EXPECT_EQ(r.warnings()[1].message, "hl-smi lists AIP 01P0-HL2080A0-15-TNBS72-03-07-11 twice; the first row is kept");
+}
+
 TEST_F(GaudiDetection, NothingAtAllMeansNothing) {
   const auto r = detect();
   EXPECT_TRUE(r.devices().empty());

@@ -122,6 +122,20 @@ TEST_F(GraphcoreDetection, PcieCardsThroughGcInfo) {
   EXPECT_TRUE(d.available);
 }
 
+TEST_F(GraphcoreDetection, IpuListedTwiceIsOneDevice) {
+  f_.command({"gc-info", "-l"}, std::string(pcie_listing) + "-+- Id:  [0], type:      [PCIe], PCI Domain: [0000:1c:00.0]\n");
+  f_.command({"gc-info", "-i", "-d", "0"}, device_info(0, "C2", "ipu1", "0000:1a:00.0"));
+  f_.command({"gc-info", "-i", "-d", "1"}, device_info(1, "C2", "ipu1", "0000:1b:00.0"));
+  const auto r = detect();
+  ASSERT_EQ(r.devices().size(), 2u);
+  EXPECT_EQ(r.devices()[0].runtime_index, 0u);
+  EXPECT_EQ(r.devices()[0].pci_bus_id, "0000:1a:00.0") << "the first entry is kept";
+  EXPECT_EQ(r.devices()[1].runtime_index, 1u);
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::inconsistent);
+  EXPECT_EQ(r.warnings()[0].message, "gc-info -l lists IPU 0 twice; the first entry is kept");
+}
+
 TEST_F(GraphcoreDetection, FabricIpusWithAFailingDetail) {
   f_.command({"gc-info", "-l"}, fabric_listing);
   f_.command({"gc-info", "-i", "-d", "0"}, device_info(0, "M2000", "ipu2", "N/A"));

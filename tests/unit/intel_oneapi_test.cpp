@@ -192,6 +192,29 @@ TEST_F(OneApiDetection, PlaceholderNamesAndPerDeviceDetails) {
   EXPECT_NE(r.warnings()[0].message.find("xpu-smi discovery -d 1"), std::string::npos);
 }
 
+TEST_F(OneApiDetection, GpuListedTwiceCountsOnce) {
+  // Device 0's box twice, then a device 2 at device 0's PCI address.
+  const std::string list(list_box);
+  const std::string box_of_0 = list.substr(list.find("| 0 "), list.find("| 1 ") - list.find("| 0 "));
+  std::string box_of_2 = box_of_0;
+  box_of_2.replace(0, 3, "| 2");
+  f_.command({"xpu-smi", "discovery"}, list + box_of_0 + box_of_2);
+  f_.command({"xpu-smi", "discovery", "-d", "0"}, detail_box(0, "0000:29:00.0", "Intel(R) Data Center GPU Max 1550"));
+  f_.command({"xpu-smi", "discovery", "-d", "1"}, detail_box(1, "0000:3a:00.0", "Intel(R) Data Center GPU Max 1550"));
+  f_.command({"xpu-smi", "discovery", "-d", "2"}, detail_box(2, "0000:29:00.0", "Intel(R) Data Center GPU Max 1550"));
+  const auto r = detect();
+  ASSERT_EQ(r.devices().size(), 2u);
+  EXPECT_EQ(r.devices()[0].runtime_index, 0u);
+  EXPECT_EQ(r.devices()[1].runtime_index, 1u);
+  EXPECT_EQ(r.devices()[1].pci_bus_id, "0000:3a:00.0");
+  ASSERT_EQ(r.warnings().size(), 2u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::inconsistent);
+  EXPECT_EQ(r.warnings()[0].message, "xpu-smi discovery lists device 0 twice; the first entry is kept");
+  EXPECT_EQ(r.warnings()[1].kind, WarningKind::inconsistent);
+  EXPECT_EQ(r.warnings()[1].message,
+            "xpu-smi discovery gives device 2 the PCI address 0000:29:00.0 of an earlier device; the first is kept");
+}
+
 TEST_F(OneApiDetection, I915LocalMemoryWithoutXpuSmi) {
   card("card1", PciSpec("0000:4d:00.0", 0x8086, 0x0bda).bound("i915").klass(0x038000).numa(1).link("32.0 GT/s PCIe", 16));
   f_.file("/sys/class/drm/card1/lmem_total_bytes", "51539607552\n");

@@ -1,6 +1,7 @@
 // TPU backend: PCI ids, tpu-info tables, chips from sysfs, slice topology.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "../test_support.hpp"
@@ -290,6 +291,21 @@ TEST(TpuDetection, ContainerWithoutSysfsUsesTpuInfo) {
   EXPECT_EQ(r.devices()[3].name, "Google TPU v6e");
   EXPECT_EQ(r.devices()[3].properties.at("device_node"), "/dev/vfio/3");
   EXPECT_FALSE(r.devices()[3].pci_bus_id);
+}
+
+TEST(TpuDetection, ChipListedTwiceIsOneDevice) {
+  std::string table = tpu_info_v6e_idle;
+  const std::string row = "│ /dev/vfio/1 │ TPU v6e chip │ 1       │ None │\n";
+  table.insert(table.find(row) + row.size(), row);
+  FixtureBuilder f;
+  f.command({"tpu-info"}, table);
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 4u);
+  EXPECT_EQ(r.devices()[2].properties.at("device_node"), "/dev/vfio/2");
+  const auto repeated = std::find_if(r.warnings().begin(), r.warnings().end(),
+                                     [](const auto& w) { return w.kind == WarningKind::inconsistent; });
+  ASSERT_NE(repeated, r.warnings().end());
+  EXPECT_EQ(repeated->message, "tpu-info lists the chip at /dev/vfio/1 twice; the first row is kept");
 }
 
 TEST(TpuDetection, NothingThereMeansNothing) {

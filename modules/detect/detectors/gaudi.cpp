@@ -437,6 +437,30 @@ void set_model(DeviceProfile& p, const std::optional<parsers::GaudiModel>& model
   }
 }
 
+// A garbled listing that names one AIP twice must not count its memory twice.
+// Rows are the same AIP when they share a bus id, or, where either has none,
+// a UUID or an index; the first row is kept.
+void drop_repeated_rows(const DetectContext& ctx, DetectorOutput& out, std::vector<parsers::HlSmiDevice>& devices) {
+  const auto same_aip = [](const parsers::HlSmiDevice& a, const parsers::HlSmiDevice& b) {
+    if (a.bus_id && b.bus_id) return *a.bus_id == *b.bus_id;
+    return (a.uuid && a.uuid == b.uuid) || (a.index && a.index == b.index);
+  };
+  std::vector<parsers::HlSmiDevice> kept;
+  kept.reserve(devices.size());
+  for (auto& d : devices) {
+    const auto first = std::find_if(kept.begin(), kept.end(), [&](const auto& k) { return same_aip(k, d); });
+    if (first == kept.end()) {
+      kept.push_back(std::move(d));
+      continue;
+    }
+    const std::string what = d.bus_id && first->bus_id ? text::cat("the AIP at ", d.bus_id->to_string())
+                             : d.uuid && d.uuid == first->uuid ? text::cat("AIP ", text::excerpt(*d.uuid, 60))
+                                                               : text::cat("AIP index ", *d.index);
+    ctx.warn(out, WarningKind::inconsistent, text::cat("hl-smi lists ", what, " twice; the first row is kept"));
+  }
+  devices = std::move(kept);
+}
+
 DetectorOutput detect_gaudi(const DetectContext& ctx) {
   DetectorOutput out;
   const System& sys = ctx.system();
@@ -461,6 +485,7 @@ DetectorOutput detect_gaudi(const DetectContext& ctx) {
     std::sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
       return std::pair(a.index.value_or(UINT32_MAX), a.bus_id) < std::pair(b.index.value_or(UINT32_MAX), b.bus_id);
     });
+    drop_repeated_rows(ctx, out, devices);
     bool indexes_usable = true;
     for (std::size_t i = 0; i < devices.size(); ++i)
       if (!devices[i].index || (i > 0 && devices[i].index == devices[i - 1].index)) indexes_usable = false;

@@ -9,6 +9,7 @@ module;
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -178,8 +179,16 @@ bool from_gc_info(const DetectContext& ctx, DetectorOutput& out) {
     return false;
   }
   std::vector<parsers::GcInfoListEntry> singles;
-  for (auto& e : *listed)
-    if (!e.multi_ipu) singles.push_back(std::move(e));
+  std::set<std::uint32_t> ids;
+  for (auto& e : *listed) {
+    if (e.multi_ipu) continue;
+    // A garbled listing that names one IPU twice must not make two devices of it.
+    if (!ids.insert(e.id).second) {
+      ctx.warn(out, WarningKind::inconsistent, text::cat("gc-info -l lists IPU ", e.id, " twice; the first entry is kept"));
+      continue;
+    }
+    singles.push_back(std::move(e));
+  }
   std::sort(singles.begin(), singles.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   std::vector<ToolRequest> requests;
   for (const auto& e : singles) requests.push_back(ctx.request({"gc-info", "-i", "-d", std::to_string(e.id)}));

@@ -8,6 +8,7 @@ module;
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -219,6 +220,31 @@ std::vector<Card> drm_cards(const System& sys) {
 }
 
 // `xpu-smi discovery` for the list, then `-d N` for each device's details.
+// A garbled listing that names one GPU twice must not count its memory twice:
+// a repeated device id, and then a repeated PCI address, keeps the first entry.
+void drop_repeated_ids(const DetectContext& ctx, DetectorOutput& out, std::vector<parsers::XpuSmiDevice>& listed) {
+  std::set<std::uint32_t> seen;
+  std::erase_if(listed, [&](const parsers::XpuSmiDevice& d) {
+    if (seen.insert(d.device_id).second) return false;
+    ctx.warn(out, WarningKind::inconsistent,
+             text::cat("xpu-smi discovery lists device ", d.device_id, " twice; the first entry is kept"));
+    return true;
+  });
+}
+
+void drop_repeated_addresses(const DetectContext& ctx, DetectorOutput& out, std::vector<parsers::XpuSmiDevice>& listed) {
+  std::set<PciAddress> seen;
+  std::erase_if(listed, [&](const parsers::XpuSmiDevice& d) {
+    const auto v = d.get("PCI BDF Address");
+    const auto address = v ? PciAddress::parse(*v) : std::nullopt;
+    if (!address || seen.insert(*address).second) return false;
+    ctx.warn(out, WarningKind::inconsistent,
+             text::cat("xpu-smi discovery gives device ", d.device_id, " the PCI address ", address->to_string(),
+                       " of an earlier device; the first is kept"));
+    return true;
+  });
+}
+
 std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, DetectorOutput& out) {
   const std::vector<std::string> list_argv = {"xpu-smi", "discovery"};
   auto r = ctx.run(list_argv);
@@ -235,6 +261,7 @@ std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, Detecto
     ctx.warn(out, WarningKind::parse_error, text::cat(join_argv(list_argv), ": ", listed.error().message));
     return {};
   }
+  drop_repeated_ids(ctx, out, *listed);
   std::vector<ToolRequest> requests;
   for (const auto& d : *listed) requests.push_back(ctx.request({"xpu-smi", "discovery", "-d", std::to_string(d.device_id)}));
   const auto details = ctx.run_concurrently(requests);
@@ -258,6 +285,7 @@ std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, Detecto
     }
     for (auto& [key, value] : (*parsed)[0].fields) device.fields.insert_or_assign(key, std::move(value));
   }
+  drop_repeated_addresses(ctx, out, *listed);
   return std::move(*listed);
 }
 

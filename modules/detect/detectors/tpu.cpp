@@ -9,6 +9,7 @@ module;
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -340,7 +341,14 @@ bool one_runtime_device(const DeviceProfile& d) {
 void apply_tpu_info(const DetectContext& ctx, DetectorOutput& out, const parsers::TpuInfoReport& report) {
   if (out.devices.empty()) {
     // No sysfs view of the chips (a container without /sys/bus/pci): tpu-info's table is all there is.
+    std::set<std::string_view> nodes;
     for (const auto& c : report.chips) {
+      // A garbled table that names one chip twice must not make two devices of it.
+      if (!nodes.insert(c.device_node).second) {
+        ctx.warn(out, WarningKind::inconsistent,
+                 text::cat("tpu-info lists the chip at ", text::excerpt(c.device_node, 60), " twice; the first row is kept"));
+        continue;
+      }
       DeviceProfile d = new_device(static_cast<std::uint32_t>(out.devices.size()));
       std::optional<std::string_view> version;
       std::string_view type = c.type;  // "TPU v6e chip"
