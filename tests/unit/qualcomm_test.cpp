@@ -180,6 +180,23 @@ TEST(QualcommDetection, BlocksWithoutAddressesAreNotGuessedOntoCards) {
   EXPECT_EQ(r.warnings()[0].kind, WarningKind::inconsistent);
 }
 
+TEST(QualcommDetection, RepeatedBlocksAreOneDevice) {
+  FixtureBuilder f;
+  // No sysfs view: the blocks are the devices. QID 0 twice, then QID 2 at QID 1's address.
+  f.command({"qaic-util", "-q"}, two_socs + qaic_block(0, "0000:83:00.0", "Ready", "1 KB", "1 KB", 1) +
+                                     qaic_block(2, "0000:82:00.0", "Ready", "1 KB", "1 KB", 1));
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 2u);
+  EXPECT_EQ(r.devices()[0].pci_bus_id, "0000:81:00.0");
+  EXPECT_EQ(r.devices()[1].pci_bus_id, "0000:82:00.0");
+  EXPECT_EQ(r.devices()[1].memory_bytes, 32ull << 30) << "the later block does not overwrite the first";
+  ASSERT_EQ(r.warnings().size(), 2u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::inconsistent);
+  EXPECT_EQ(r.warnings()[0].message, "qaic-util -q lists QID 0 twice; the first block is kept");
+  EXPECT_EQ(r.warnings()[1].message,
+            "qaic-util -q gives QID 2 the PCI address 0000:82:00.0 of an earlier block; the first is kept");
+}
+
 TEST(QualcommDetection, NoCardsAndNoToolIsSilent) {
   FixtureBuilder f;
   f.file("/dev/ipu6-psys0", "");

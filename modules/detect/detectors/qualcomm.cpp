@@ -6,6 +6,7 @@ module;
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -138,7 +139,21 @@ std::string name_from_report(const parsers::QaicDevice& q) {
 void merge_report(const DetectContext& ctx, DetectorOutput& out, const parsers::QaicUtilReport& report) {
   const std::size_t from_sysfs = out.devices.size();
   std::vector<const parsers::QaicDevice*> unaddressed;
+  std::set<std::uint32_t> qids;
+  std::set<PciAddress> addresses;
   for (const auto& q : report.devices) {
+    // A garbled report that names one SoC twice must not make two devices of
+    // it, nor let the second block overwrite the first.
+    if (!qids.insert(q.qid).second) {
+      ctx.warn(out, WarningKind::inconsistent, text::cat("qaic-util -q lists QID ", q.qid, " twice; the first block is kept"));
+      continue;
+    }
+    if (q.pci_address && !addresses.insert(*q.pci_address).second) {
+      ctx.warn(out, WarningKind::inconsistent,
+               text::cat("qaic-util -q gives QID ", q.qid, " the PCI address ", q.pci_address->to_string(),
+                         " of an earlier block; the first is kept"));
+      continue;
+    }
     if (!q.pci_address) {
       unaddressed.push_back(&q);
       continue;
