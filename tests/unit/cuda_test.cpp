@@ -881,6 +881,18 @@ TEST(CudaDetection, DuplicateIndexKeepsTheFirstRow) {
   ASSERT_EQ(kinds(r), std::vector<WarningKind>{WarningKind::inconsistent}) << all_warnings(r);
 }
 
+TEST(CudaDetection, DuplicateBusIdKeepsTheFirstRow) {
+  FixtureBuilder f;
+  record(f, csv(nvidia_smi_argv::query(), {h100(0, "00000000:18:00.0"), h100(1, "00000000:18:00.0")}), listing(1),
+         "\tGPU0\tCPU Affinity\tNUMA Affinity\nGPU0\t X \t0-7\tN/A\n", "");
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(device(r, 0).id, "cuda:0");
+  ASSERT_EQ(kinds(r), std::vector<WarningKind>{WarningKind::inconsistent}) << all_warnings(r);
+  EXPECT_NE(r.warnings()[0].message.find("gives GPU index 1 the bus id 0000:18:00.0 of an earlier row"), std::string::npos)
+      << r.warnings()[0].message;
+}
+
 TEST(CudaDetection, PartialMigWithDetailsFromQueryText) {
   FixtureBuilder f;
   Row mig = h100(0, "00000000:00:09.0");

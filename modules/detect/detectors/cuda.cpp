@@ -833,6 +833,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
   found.nvlink = read_nvlink(ctx, out, results[3]);
 
   std::vector<std::uint32_t> seen;
+  std::vector<PciAddress> seen_buses;
   for (std::size_t row = 0; row < table.gpus.size(); ++row) {
     const NvidiaGpu& g = table.gpus[row];
     const std::uint32_t index = g.index.value_or(static_cast<std::uint32_t>(row));
@@ -841,7 +842,14 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
                text::cat(query_command, " lists GPU index ", index, " twice; the first row is kept"));
       continue;
     }
+    if (g.bus_id && std::find(seen_buses.begin(), seen_buses.end(), *g.bus_id) != seen_buses.end()) {
+      ctx.warn(out, WarningKind::inconsistent,
+               text::cat(query_command, " gives GPU index ", index, " the bus id ", g.bus_id->to_string(),
+                         " of an earlier row; the first row is kept"));
+      continue;
+    }
     seen.push_back(index);
+    if (g.bus_id) seen_buses.push_back(*g.bus_id);
     DeviceProfile d = device_from_query(g, index);
     if (from_details) d.properties.emplace("source", "nvidia-smi -q");
     // NVML reports PCIe gen 1 x1 for the on-package GPU of a GB10 or Jetson,
