@@ -279,6 +279,19 @@ TEST_F(NeuronDetection, OldJsonFormAfterTheNewOneIsRefused) {
   EXPECT_EQ(r.interconnects()[0].device_ids, (std::vector<std::string>{"aws_neuron:0", "aws_neuron:1"}));
 }
 
+TEST_F(NeuronDetection, TwoDevicesAtOneBusIdAreOne) {
+  std::string json = trn2_pair_json;
+  json.replace(json.find("b5:00.0"), 7, "cc:00.0");
+  f_.command({"neuron-ls", "--output-format", "json"}, json);
+  const auto r = detect();
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(r.devices()[0].id, "aws_neuron:0");
+  EXPECT_TRUE(r.links().empty()) << "no link to the device left out";
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::inconsistent);
+  EXPECT_EQ(r.warnings()[0].message, "neuron-ls gives device 1 the bus id 0000:cc:00.0 of an earlier device; kept the first");
+}
+
 TEST_F(NeuronDetection, TableWhenNoJsonFormIsKnown) {
   refuse_json();
   f_.command({"neuron-ls"}, inf1_table);

@@ -516,9 +516,16 @@ void from_report(const DetectContext& ctx, parsers::NeuronLsReport& report, Dete
   if (report.instance_type) instance_chip = parsers::neuron_chip_from_instance_type(*report.instance_type);
   std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> peers;
   std::set<std::uint32_t> seen;
+  std::set<PciAddress> seen_buses;
   for (auto& d : report.devices) {
     if (!seen.insert(d.index).second) {
       ctx.warn(out, WarningKind::inconsistent, text::cat("neuron-ls lists device ", d.index, " twice; kept the first"));
+      continue;
+    }
+    if (d.bus_id && !seen_buses.insert(*d.bus_id).second) {
+      ctx.warn(out, WarningKind::inconsistent,
+               text::cat("neuron-ls gives device ", d.index, " the bus id ", d.bus_id->to_string(),
+                         " of an earlier device; kept the first"));
       continue;
     }
     DeviceProfile p = base_profile(d.index);
