@@ -219,7 +219,6 @@ std::vector<Card> drm_cards(const System& sys) {
   return cards;
 }
 
-// `xpu-smi discovery` for the list, then `-d N` for each device's details.
 // A garbled listing that names one GPU twice must not count its memory twice:
 // a repeated device id, and then a repeated PCI address, keeps the first entry.
 void drop_repeated_ids(const DetectContext& ctx, DetectorOutput& out, std::vector<parsers::XpuSmiDevice>& listed) {
@@ -245,6 +244,7 @@ void drop_repeated_addresses(const DetectContext& ctx, DetectorOutput& out, std:
   });
 }
 
+// `xpu-smi discovery` for the list, then `-d N` for each device's details.
 std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, DetectorOutput& out) {
   const std::vector<std::string> list_argv = {"xpu-smi", "discovery"};
   auto r = ctx.run(list_argv);
