@@ -445,12 +445,13 @@ void drop_repeated_rows(const DetectContext& ctx, DetectorOutput& out, std::vect
     if (a.bus_id && b.bus_id) return *a.bus_id == *b.bus_id;
     return (a.uuid && a.uuid == b.uuid) || (a.index && a.index == b.index);
   };
-  std::vector<parsers::HlSmiDevice> kept;
-  kept.reserve(devices.size());
+  // Compacted in place: [begin, kept) holds the rows kept so far.
+  auto kept = devices.begin();
   for (auto& d : devices) {
-    const auto first = std::find_if(kept.begin(), kept.end(), [&](const auto& k) { return same_aip(k, d); });
-    if (first == kept.end()) {
-      kept.push_back(std::move(d));
+    const auto first = std::find_if(devices.begin(), kept, [&](const auto& k) { return same_aip(k, d); });
+    if (first == kept) {
+      if (&*kept != &d) *kept = std::move(d);
+      ++kept;
       continue;
     }
     const std::string what = d.bus_id && first->bus_id ? text::cat("the AIP at ", d.bus_id->to_string())
@@ -458,7 +459,7 @@ void drop_repeated_rows(const DetectContext& ctx, DetectorOutput& out, std::vect
                                                                : text::cat("AIP index ", *d.index);
     ctx.warn(out, WarningKind::inconsistent, text::cat("hl-smi lists ", what, " twice; the first row is kept"));
   }
-  devices = std::move(kept);
+  devices.erase(kept, devices.end());
 }
 
 DetectorOutput detect_gaudi(const DetectContext& ctx) {

@@ -220,26 +220,14 @@ std::vector<Card> drm_cards(const System& sys) {
 }
 
 // A garbled listing that names one GPU twice must not count its memory twice:
-// a repeated device id, and then a repeated PCI address, keeps the first entry.
+// a repeated device id (here) or PCI address (when the devices are built)
+// keeps the first entry.
 void drop_repeated_ids(const DetectContext& ctx, DetectorOutput& out, std::vector<parsers::XpuSmiDevice>& listed) {
   std::set<std::uint32_t> seen;
   std::erase_if(listed, [&](const parsers::XpuSmiDevice& d) {
     if (seen.insert(d.device_id).second) return false;
     ctx.warn(out, WarningKind::inconsistent,
              text::cat("xpu-smi discovery lists device ", d.device_id, " twice; the first entry is kept"));
-    return true;
-  });
-}
-
-void drop_repeated_addresses(const DetectContext& ctx, DetectorOutput& out, std::vector<parsers::XpuSmiDevice>& listed) {
-  std::set<PciAddress> seen;
-  std::erase_if(listed, [&](const parsers::XpuSmiDevice& d) {
-    const auto v = d.get("PCI BDF Address");
-    const auto address = v ? PciAddress::parse(*v) : std::nullopt;
-    if (!address || seen.insert(*address).second) return false;
-    ctx.warn(out, WarningKind::inconsistent,
-             text::cat("xpu-smi discovery gives device ", d.device_id, " the PCI address ", address->to_string(),
-                       " of an earlier device; the first is kept"));
     return true;
   });
 }
@@ -285,7 +273,6 @@ std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, Detecto
     }
     for (auto& [key, value] : (*parsed)[0].fields) device.fields.insert_or_assign(key, std::move(value));
   }
-  drop_repeated_addresses(ctx, out, *listed);
   return std::move(*listed);
 }
 
@@ -352,13 +339,20 @@ DetectorOutput detect_intel_oneapi(const DetectContext& ctx) {
 
   std::vector<bool> card_used(cards.size(), false);
   std::uint32_t index = 0;
+  std::set<PciAddress> listed_addresses;
   for (const auto& d : listed) {
+    std::optional<PciAddress> bdf;
+    if (const auto v = d.get("PCI BDF Address")) bdf = PciAddress::parse(*v);
+    if (bdf && !listed_addresses.insert(*bdf).second) {
+      ctx.warn(out, WarningKind::inconsistent,
+               text::cat("xpu-smi discovery gives device ", d.device_id, " the PCI address ", bdf->to_string(),
+                         " of an earlier device; the first is kept"));
+      continue;
+    }
     DeviceProfile p = base_profile();
     p.index = index++;
     p.id = device_id(Backend::intel_oneapi, p.index);
     p.runtime_index = d.device_id;
-    std::optional<PciAddress> bdf;
-    if (const auto v = d.get("PCI BDF Address")) bdf = PciAddress::parse(*v);
     std::optional<std::uint16_t> pci_id;
     if (const auto v = d.get("PCI Device ID"))
       if (const auto n = text::parse_hex(*v); n && *n <= 0xffff) pci_id = static_cast<std::uint16_t>(*n);
