@@ -92,7 +92,7 @@ void fill_gaps(DeviceProfile& native, const DeviceProfile& vulkan) {
   }
   if (!native.memory_bytes && vulkan.memory_bytes) {
     native.memory_bytes = vulkan.memory_bytes;
-    native.properties.insert_or_assign("memory_source", "vulkan: sum of the DEVICE_LOCAL memory heaps");
+    native.properties.insert_or_assign("memory_source", "vulkan: the largest DEVICE_LOCAL memory heap");
   }
   // NVIDIA's Vulkan deviceUUID is the GPU UUID and its driverVersion the
   // kernel driver's; other vendors' are not (Mesa versions, other UUIDs).

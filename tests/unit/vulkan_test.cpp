@@ -198,7 +198,8 @@ TEST(VulkanDetection, SummaryJoinedWithFullReportByUuid) {
   EXPECT_EQ(d.vendor, "NVIDIA");
   EXPECT_EQ(d.runtime_index, 0u);
   EXPECT_EQ(d.pci_bus_id, "0000:01:00.0");
-  EXPECT_EQ(d.memory_bytes, 25757220864u + 257949696u);
+  // Two DEVICE_LOCAL heaps: the card's memory and the BAR window onto it; the larger is the card's.
+  EXPECT_EQ(d.memory_bytes, 25757220864u);
   EXPECT_EQ(d.memory_kind, MemoryKind::dedicated);
   EXPECT_EQ(d.uuid, "5b3c6a2e-9f1d-4e7c-8a2b-1c3d5e7f9a0b");
   EXPECT_EQ(d.properties.at("vulkan_device_type"), "discrete_gpu");

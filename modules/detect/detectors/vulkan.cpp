@@ -332,24 +332,29 @@ DeviceProfile profile_of(const parsers::VulkanDevice& s, const parsers::VulkanDe
   if (!f) return d;
   if (f->pci_address) d.pci_bus_id = f->pci_address->to_string();
   if (!f->heaps.empty()) {
-    std::uint64_t local = 0;
-    bool any_local = false;
+    // The largest DEVICE_LOCAL heap is what one allocator can use: some
+    // drivers list the CPU-visible BAR window as a second DEVICE_LOCAL heap
+    // over the same memory, so a sum would exceed the card.
+    std::uint64_t largest = 0;
+    std::size_t local_heaps = 0;
     std::string heaps;
     for (std::size_t i = 0; i < f->heaps.size(); ++i) {
       const auto& h = f->heaps[i];
       if (!heaps.empty()) heaps += "; ";
       heaps += text::cat(i, ": ", h.size_bytes, " B", h.device_local ? " device-local" : "");
       if (h.device_local) {
-        any_local = true;
-        local += h.size_bytes;
+        ++local_heaps;
+        largest = std::max(largest, h.size_bytes);
       }
     }
     d.properties.emplace("vulkan_memory_heaps", std::move(heaps));
-    if (any_local) {
-      d.memory_bytes = local;
-      d.properties.emplace("memory", d.integrated ? "memory_bytes is the sum of the DEVICE_LOCAL Vulkan memory heaps; "
-                                                    "on an integrated GPU they are system memory"
-                                                  : "memory_bytes is the sum of the DEVICE_LOCAL Vulkan memory heaps");
+    if (local_heaps > 0) {
+      d.memory_bytes = largest;
+      std::string why = local_heaps == 1 ? "memory_bytes is the DEVICE_LOCAL Vulkan memory heap"
+                                         : "memory_bytes is the largest of the DEVICE_LOCAL Vulkan memory heaps (the "
+                                           "others may be windows onto the same memory)";
+      if (d.integrated) why += "; on an integrated GPU it is system memory";
+      d.properties.emplace("memory", std::move(why));
     }
   }
   return d;
