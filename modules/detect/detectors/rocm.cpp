@@ -486,6 +486,10 @@ Built RocmDetection::build(const Board& board, std::uint32_t index) {
   if (address) {
     d.pci_bus_id = address->to_string();
     pci = read_pci_function(sys_, *address);
+    // A snapshot of /sys/class/drm alone, or a container that mounts only
+    // that class, has no /sys/bus/pci tree: the card's device folder is the
+    // same PCI function.
+    if (!pci.vendor_id && !pci.device_id && card) pci = read_pci_function_at(sys_, card->device_dir, *address);
     d.numa_node = pci.numa_node;
     d.cpu_affinity = pci.local_cpulist;
     b.chain = pci_chain(sys_, *address);
