@@ -67,6 +67,64 @@ std::string join_argv(std::span<const std::string> argv) {
   return s;
 }
 
+std::optional<ToolResult> ToolViewWalk::run(const std::vector<std::string>& argv, bool keep_failed) {
+  if (stopped_) return std::nullopt;
+  return take(argv, ctx_.run(argv), keep_failed);
+}
+
+std::optional<ToolResult> ToolViewWalk::take(const std::vector<std::string>& argv, Result<ToolResult> result,
+                                             bool keep_failed) {
+  if (stopped_) return std::nullopt;
+  if (!result) {
+    if (result.error().kind == ErrorKind::timeout) {
+      ctx_.warn(out_, result.error());
+      stopped_ = true;
+      return std::nullopt;
+    }
+    if (result.error().kind != ErrorKind::not_captured) only_not_captured_ = false;
+    skipped_.push_back(result.error().kind == ErrorKind::not_captured ? text::cat(join_argv(argv), ": not captured")
+                                                                      : result.error().message);
+    return std::nullopt;
+  }
+  if (result->out_truncated)
+    ctx_.warn(out_, WarningKind::truncated,
+              text::cat(join_argv(argv), ": output exceeded ", ctx_.options().tool_output_cap, " bytes and was cut"));
+  if (!result->succeeded() && !(keep_failed && !text::trim(result->out).empty())) {
+    only_not_captured_ = false;
+    skipped_.push_back(text::cat(join_argv(argv), " ", describe_exit(*result)));
+    return std::nullopt;
+  }
+  return std::move(*result);
+}
+
+void ToolViewWalk::reject(const std::vector<std::string>& argv, std::string_view why) {
+  only_not_captured_ = false;
+  unparsed_ = true;
+  skipped_.push_back(text::cat(join_argv(argv), ": ", why));
+}
+
+void ToolViewWalk::finish(const std::vector<std::string>* used, std::string_view lost) {
+  if (skipped_.empty()) return;
+  std::string said;
+  for (const auto& s : skipped_) said += text::cat(said.empty() ? "" : "; ", s);
+  if (used) {
+    // An older release refusing a newer form is routine when the form used
+    // says the same: only a loss, or output that did not parse, is worth a word.
+    if (!lost.empty())
+      ctx_.warn(out_, WarningKind::degraded, text::cat(said, "; read ", join_argv(*used), " instead (", lost, ")"));
+    else if (unparsed_)
+      ctx_.warn(out_, WarningKind::parse_error, text::cat(said, "; read ", join_argv(*used), " instead"));
+  } else if (!stopped_) {
+    const WarningKind kind = unparsed_ ? WarningKind::parse_error
+                             : only_not_captured_ ? WarningKind::not_captured
+                                                  : WarningKind::tool_failed;
+    ctx_.warn(out_, kind, skipped_.size() == 1 ? said : text::cat(said, "; no view answered"));
+  }
+  skipped_.clear();
+  only_not_captured_ = true;
+  unparsed_ = false;
+}
+
 std::string describe_exit(const ToolResult& r) {
   std::string s = r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code);
   std::string_view last;

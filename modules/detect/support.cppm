@@ -77,6 +77,50 @@ std::string join_argv(std::span<const std::string> argv);
 /// or "was killed by signal 9"; tools print their error last, after usage text.
 std::string describe_exit(const ToolResult& result);
 
+/// Walks the views a tool gives of the machine, in the order a detector
+/// prefers them (the query form, then the plain listing, then the topology):
+/// a view that is refused (non-zero exit), cannot start, is not captured in a
+/// fixture or does not parse moves the walk on to the next; only a timeout
+/// ends it, since the next view would hang the same way. The warnings say
+/// what each skipped view answered, once, when the walk is finished.
+class ToolViewWalk {
+ public:
+  ToolViewWalk(const DetectContext& ctx, DetectorOutput& out) noexcept : ctx_(ctx), out_(out) {}
+
+  /// Runs one view. The run when it exited 0 (or, with `keep_failed`, when it
+  /// exited non-zero but printed something to read); nullopt after noting why
+  /// it was skipped. Nothing runs once a timeout ended the walk.
+  std::optional<ToolResult> run(const std::vector<std::string>& argv, bool keep_failed = false);
+  /// Takes a result from elsewhere (a run made concurrently with others) as
+  /// if run() had made it.
+  std::optional<ToolResult> take(const std::vector<std::string>& argv, Result<ToolResult> result,
+                                 bool keep_failed = false);
+  /// Records that an answered view could not be used (its output did not parse).
+  void reject(const std::vector<std::string>& argv, std::string_view why);
+  /// Whether a timeout ended the walk.
+  bool stopped() const noexcept { return stopped_; }
+  /// Whether any view was skipped so far.
+  bool skipped_any() const noexcept { return !skipped_.empty(); }
+
+  /// Files the walk's warnings, one at most. `used`: the view that answered,
+  /// and `lost` what it lacks that the preferred view gives ("no UUIDs").
+  /// When a later view answered: `degraded` if it lacks something, else
+  /// `parse_error` if an earlier view printed what did not parse, else
+  /// nothing (an older release refusing a newer form). When none answered:
+  /// `parse_error` if some view's output did not parse, `not_captured` when
+  /// every view was simply not in the fixture, else `tool_failed`; the
+  /// message names each view and what it answered.
+  void finish(const std::vector<std::string>* used, std::string_view lost = {});
+
+ private:
+  const DetectContext& ctx_;
+  DetectorOutput& out_;
+  std::vector<std::string> skipped_;
+  bool only_not_captured_ = true;
+  bool unparsed_ = false;
+  bool stopped_ = false;
+};
+
 /// The warning kind that describes a failed System call.
 WarningKind warning_kind_for(ErrorKind kind) noexcept;
 

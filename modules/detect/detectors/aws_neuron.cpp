@@ -406,7 +406,7 @@ std::optional<NeuronChip> neuron_chip_from_name(std::string_view name) noexcept 
 
 namespace {
 
-// neuron-ls forms, newest first: Neuron 2.34 replaced `--json-output` with
+// neuron-ls views, newest first: Neuron 2.34 replaced `--json-output` with
 // `--output-format json`; releases before JSON existed only print the table.
 std::optional<parsers::NeuronLsReport> run_neuron_ls(const DetectContext& ctx, DetectorOutput& out) {
   const std::array<std::vector<std::string>, 3> forms = {{
@@ -414,30 +414,22 @@ std::optional<parsers::NeuronLsReport> run_neuron_ls(const DetectContext& ctx, D
       {"neuron-ls", "--json-output"},
       {"neuron-ls"},
   }};
-  std::string refused;
+  ToolViewWalk walk(ctx, out);
   for (std::size_t i = 0; i < forms.size(); ++i) {
-    const auto& argv = forms[i];
-    auto r = ctx.run(argv);
-    if (!r) {
-      // A timeout or an unrecorded command: the next form would fare no better.
-      ctx.warn(out, r.error());
-      return std::nullopt;
-    }
-    if (!r->succeeded()) {
-      refused += text::cat(refused.empty() ? "" : "; ", join_argv(argv), " ", describe_exit(*r));
-      continue;
-    }
-    if (r->out_truncated) ctx.warn(out, WarningKind::truncated, text::cat(join_argv(argv), ": output cut at the cap"));
-    auto parsed = i + 1 < forms.size() ? parsers::parse_neuron_ls_json(r->out) : parsers::parse_neuron_ls_table(r->out);
+    const auto r = walk.run(forms[i]);
+    if (!r) continue;
+    const bool table = i + 1 == forms.size();
+    auto parsed = table ? parsers::parse_neuron_ls_table(r->out) : parsers::parse_neuron_ls_json(r->out);
     if (!parsed) {
-      ctx.warn(out, WarningKind::parse_error, text::cat(join_argv(argv), ": ", parsed.error().message));
+      walk.reject(forms[i], parsed.error().message);
       continue;
     }
+    walk.finish(&forms[i]);
     for (auto& p : parsed->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
     parsed->problems.clear();
     return std::move(*parsed);
   }
-  if (!refused.empty()) ctx.warn(out, WarningKind::tool_failed, refused);
+  walk.finish(nullptr);
   return std::nullopt;
 }
 

@@ -333,55 +333,30 @@ std::vector<DriverDevice> driver_devices(const System& sys) {
   return out;
 }
 
-// Runs the CSV query, and the default table when the query form is refused.
+// hl-smi's views: the CSV query, then the default table every version prints
+// (some builds and containers refuse the query form).
 std::optional<parsers::HlSmiReport> run_hl_smi(const DetectContext& ctx, DetectorOutput& out) {
   const std::vector<std::string> query = {"hl-smi", text::cat("--query-aip=", parsers::hl_smi_query_fields),
                                           "--format=csv,nounits"};
-  auto r = ctx.run(query);
-  if (!r) {
-    // A timeout or an unrecorded command: the table would wait the same way.
-    ctx.warn(out, r.error());
-    return std::nullopt;
-  }
-  if (r->out_truncated) ctx.warn(out, WarningKind::truncated, text::cat(join_argv(query), ": output cut at the cap"));
-  std::string query_problem;
-  if (r->succeeded()) {
-    auto parsed = parsers::parse_hl_smi_csv(r->out);
-    if (parsed) {
-      for (auto& p : parsed->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
-      parsed->problems.clear();
-      return std::move(*parsed);
-    }
-    query_problem = parsed.error().message;
-  } else {
-    query_problem = describe_exit(*r);
-  }
-  // Some hl-smi builds and containers refuse the query form; the default table
-  // is what every version prints.
   const std::vector<std::string> table = {"hl-smi"};
-  auto t = ctx.run(table);
-  if (!t) {
-    ctx.warn(out, WarningKind::tool_failed, text::cat(join_argv(query), ": ", query_problem));
-    ctx.warn(out, t.error());
-    return std::nullopt;
-  }
-  if (!t->succeeded()) {
-    ctx.warn(out, WarningKind::tool_failed,
-             text::cat(join_argv(query), ": ", query_problem, "; hl-smi ", describe_exit(*t)));
-    return std::nullopt;
-  }
-  auto parsed = parsers::parse_hl_smi_table(t->out);
-  if (!parsed) {
-    ctx.warn(out, WarningKind::parse_error,
-             text::cat(join_argv(query), ": ", query_problem, "; hl-smi table: ", parsed.error().message));
-    return std::nullopt;
-  }
-  ctx.warn(out, WarningKind::degraded,
-           text::cat(join_argv(query), ": ", query_problem,
-                     "; read the default hl-smi table instead (no uuid, serial or module id)"));
-  for (auto& p : parsed->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
-  parsed->problems.clear();
-  return std::move(*parsed);
+  ToolViewWalk walk(ctx, out);
+  auto keep = [&](Result<parsers::HlSmiReport> parsed, const std::vector<std::string>& argv,
+                  std::string_view lost) -> std::optional<parsers::HlSmiReport> {
+    if (!parsed) {
+      walk.reject(argv, parsed.error().message);
+      return std::nullopt;
+    }
+    walk.finish(&argv, lost);
+    for (auto& p : parsed->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
+    parsed->problems.clear();
+    return std::move(*parsed);
+  };
+  if (const auto r = walk.run(query))
+    if (auto report = keep(parsers::parse_hl_smi_csv(r->out), query, {})) return report;
+  if (const auto r = walk.run(table))
+    if (auto report = keep(parsers::parse_hl_smi_table(r->out), table, "no uuid, serial or module id")) return report;
+  walk.finish(nullptr);
+  return std::nullopt;
 }
 
 void set_published_memory(DeviceProfile& p, const parsers::GaudiModel& model) {

@@ -64,6 +64,63 @@ Result<std::vector<XpuSmiDevice>> parse_xpu_smi_discovery(std::string_view text_
   return devices;
 }
 
+Result<std::vector<XpuSmiDevice>> parse_xpu_smi_table(std::string_view text) {
+  std::vector<XpuSmiDevice> devices;
+  bool header = false;
+  // A device takes two rows: "| 0  Intel(R) Arc(TM) B580  Off | 0000:03:00.0  Off | ..."
+  // then "| N/A 25C 66W / 380W | 239MiB / 12216MiB | ...".
+  bool expect_memory_row = false;
+  for (std::string_view line : text::lines(text)) {
+    line = text::trim(line);
+    if (!line.starts_with("|")) {
+      expect_memory_row = false;
+      continue;
+    }
+    std::vector<std::string_view> cells = text::split_trimmed(line.substr(1), '|');
+    if (!cells.empty() && cells.back().empty()) cells.pop_back();
+    if (cells.empty()) continue;
+    if (cells[0].starts_with("GPU") && text::icontains(cells[0], "Name")) {
+      header = true;
+      continue;
+    }
+    if (cells[0].starts_with("Processes")) break;
+    if (!header) continue;
+    if (expect_memory_row) {
+      expect_memory_row = false;
+      if (cells.size() >= 2) {
+        // "239MiB / 12216MiB": the total is after the slash.
+        const std::string_view usage = cells[1];
+        const auto slash = usage.find('/');
+        if (slash != std::string_view::npos) {
+          const std::string_view total = text::trim(usage.substr(slash + 1));
+          if (const auto bytes = text::parse_memory_size(total); bytes && *bytes > 0)
+            devices.back().fields.insert_or_assign("Memory Physical Size", text::cat(*bytes >> 20, " MiB"));
+        }
+      }
+      continue;
+    }
+    std::string_view first = cells[0];
+    const std::string_view id_text = text::next_token(first, ' ');
+    const auto id = text::parse_name_number(id_text);
+    if (!id || cells.size() < 2) continue;
+    XpuSmiDevice d;
+    d.device_id = *id;
+    // The name runs up to the persistence column ("Off"/"On") when it is there.
+    std::string_view name = text::trim(first);
+    for (std::string_view mode : {" Off", " On"})
+      if (name.ends_with(mode)) name = text::trim(name.substr(0, name.size() - mode.size()));
+    if (!name.empty()) d.fields.emplace("Device Name", std::string(name));
+    std::string_view bus = cells[1];
+    const std::string_view bdf = text::next_token(bus, ' ');
+    if (PciAddress::parse(bdf)) d.fields.emplace("PCI BDF Address", std::string(bdf));
+    devices.push_back(std::move(d));
+    expect_memory_row = true;
+  }
+  if (!header) return fail(ErrorKind::parse_error, "no device table (no \"GPU  Name\" header row)");
+  if (devices.empty()) return fail(ErrorKind::parse_error, "a device table header without device rows");
+  return devices;
+}
+
 std::optional<IntelGpuModel> intel_gpu_model(std::uint16_t id) noexcept {
   struct Entry {
     std::uint16_t id;
@@ -232,23 +289,33 @@ void drop_repeated_ids(const DetectContext& ctx, DetectorOutput& out, std::vecto
   });
 }
 
-// `xpu-smi discovery` for the list, then `-d N` for each device's details.
+// xpu-smi's views: the `discovery` list, else the bare table (older
+// releases and pasted outputs), then `discovery -d N` for each listed device.
 std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, DetectorOutput& out) {
   const std::vector<std::string> list_argv = {"xpu-smi", "discovery"};
-  auto r = ctx.run(list_argv);
-  if (!r) {
-    ctx.warn(out, r.error());
-    return {};
+  const std::vector<std::string> table_argv = {"xpu-smi"};
+  ToolViewWalk walk(ctx, out);
+  std::optional<std::vector<parsers::XpuSmiDevice>> listed;
+  const std::vector<std::string>* used = nullptr;
+  if (const auto r = walk.run(list_argv)) {
+    if (auto parsed = parsers::parse_xpu_smi_discovery(r->out)) {
+      listed = std::move(*parsed);
+      used = &list_argv;
+    } else {
+      walk.reject(list_argv, parsed.error().message);
+    }
   }
-  if (!r->succeeded()) {
-    ctx.warn(out, WarningKind::tool_failed, text::cat(join_argv(list_argv), " ", describe_exit(*r)));
-    return {};
-  }
-  auto listed = parsers::parse_xpu_smi_discovery(r->out);
-  if (!listed) {
-    ctx.warn(out, WarningKind::parse_error, text::cat(join_argv(list_argv), ": ", listed.error().message));
-    return {};
-  }
+  if (!listed)
+    if (const auto r = walk.run(table_argv)) {
+      if (auto parsed = parsers::parse_xpu_smi_table(r->out)) {
+        listed = std::move(*parsed);
+        used = &table_argv;
+      } else {
+        walk.reject(table_argv, parsed.error().message);
+      }
+    }
+  walk.finish(used, used == &table_argv ? "the table, whose names may be cut, completed by discovery -d" : "");
+  if (!listed || walk.stopped()) return {};
   drop_repeated_ids(ctx, out, *listed);
   std::vector<ToolRequest> requests;
   for (const auto& d : *listed) requests.push_back(ctx.request({"xpu-smi", "discovery", "-d", std::to_string(d.device_id)}));

@@ -33,6 +33,13 @@ struct XpuSmiDevice {
 /// a box with no device ("No device discovered") is an empty list.
 Result<std::vector<XpuSmiDevice>> parse_xpu_smi_discovery(std::string_view text);
 
+/// Parses the table bare `xpu-smi` prints (the nvidia-smi-like box): per
+/// device, its id and the discovery keys the table also shows: "Device Name"
+/// (as the table prints it, possibly cut), "PCI BDF Address" and "Memory
+/// Physical Size" ("12216 MiB", from the Memory-Usage cell). parse_error when
+/// there is no device row under a "GPU  Name" header.
+Result<std::vector<XpuSmiDevice>> parse_xpu_smi_table(std::string_view text);
+
 /// Product and architecture of an Intel discrete GPU from its PCI device id
 /// (pci.ids and Intel's own device tables); nullopt when the id is not one
 /// this table knows.
