@@ -2,16 +2,15 @@
 // each capture's outputs answer the argv the cuda detector runs, and the
 // result is checked against the ground truth of the capture's SOURCE.md.
 //
-// Not replayed, because the detector does not read these formats:
-//   netdata-a100-sxm4-40gb-mig-510/nvidia-smi-q-x.xml, netdata-tesla-p100-510/nvidia-smi-q-x.xml,
-//   telegraf-grid-p4-1q-vgpu-513/nvidia-smi-q-x.xml, telegraf-gtx1660ti-graphics-device-418/nvidia-smi-q-x.xml
-//     (`-q -x` XML: the detector's fallback reads `-q` text, which carries the same facts; an
-//     XML reader would be a second parser of the same data);
-//   the default tables (nvidia-smi.txt of every capture: truncated names, no UUIDs, layout only
-//     for people) and `nvidia-smi --version`.
-// The topology-only, `nvlink -s`-only and `-L`-only captures from issues need a GPU list to
-// attach to: a minimal `--query-gpu` CSV naming the GPUs the capture shows is added, and the
-// assertions are about what the capture itself says.
+// The `-q -x` XML reports (netdata-*, telegraf-*) are replayed here parser
+// first and through the detector with nothing but the XML, as its fallback
+// when the query form is missing. Not replayed: the default tables
+// (nvidia-smi.txt of every capture: truncated names, no UUIDs, layout only for
+// people) and `nvidia-smi --version`. tests/conformance/replay_real_captures.py
+// replays every capture through the CLI exactly as the capture holds it.
+// Below, the topology-only, `nvlink -s`-only and `-L`-only captures from issues get a minimal
+// `--query-gpu` CSV naming the GPUs the capture shows, so that the assertions are about what the
+// capture itself adds (links, affinity, MIG); replay_real_captures.py replays them alone.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -226,7 +225,9 @@ TEST(NvidiaConformance, EightH100SxmFromQueryText) {
     EXPECT_EQ(d.pcie->current_width, 16u);
     EXPECT_EQ(d.properties.at("mig_mode"), "disabled");
     EXPECT_EQ(d.properties.at("source"), "nvidia-smi -q");
-    EXPECT_FALSE(d.compute_capability);  // `-q` does not print it
+    // `-q` does not print it: the ground truth derives it from the model, as the detector does.
+    EXPECT_EQ(d.compute_capability, "9.0");
+    EXPECT_EQ(d.properties.at("compute_capability_source"), "product name (this nvidia-smi view does not print it)");
   }
   // What the capture lacks is said, and nothing else.
   for (const auto& w : r.warnings())
@@ -365,3 +366,78 @@ TEST(NvidiaConformance, TeslaP100NoUnitsCsv) {
 }
 
 }  // namespace
+
+// --- `nvidia-smi -q -x` reports: the detector's fallback when the query is missing ---------
+
+AcceleratorRegistry replay_xml_only(const fs::path& dir) {
+  FixtureBuilder f("nvidia-smi -q -x capture", dir.string());
+  f.command(nvidia_smi_argv::details_xml(), read_file(dir / "nvidia-smi-q-x.xml"));
+  return detect(f);
+}
+
+TEST(NvidiaConformance, XmlA100WithTwoMigDevices) {
+  REQUIRE_CAPTURE(dir, "nvidia/netdata-a100-sxm4-40gb-mig-510");
+  const auto table = parsers::parse_query_xml(read_file(dir / "nvidia-smi-q-x.xml"));
+  ASSERT_TRUE(table) << table.error().message;
+  EXPECT_TRUE(table->problems.empty());
+  const auto r = replay_xml_only(dir);
+  ASSERT_EQ(r.devices().size(), 1u) << warnings_of(r);
+  const DeviceProfile& d = r.devices()[0];
+  EXPECT_EQ(d.name, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(d.memory_bytes, 40960ull << 20);
+  EXPECT_EQ(d.driver_version, "510.47.03");
+  EXPECT_EQ(d.pci_bus_id, "0000:00:04.0");
+  EXPECT_EQ(d.properties.at("pci_id"), "10de:20b0");
+  EXPECT_EQ(d.compute_capability, "8.0");  // not in the XML: from the model
+  EXPECT_EQ(d.architecture, "Ampere");     // the XML's product_architecture
+  ASSERT_TRUE(d.pcie);
+  EXPECT_EQ(d.pcie->current_generation(), 4u);
+  EXPECT_EQ(d.pcie->max_width, 16u);
+  EXPECT_EQ(d.properties.at("mig_mode"), "enabled");
+  EXPECT_EQ(d.properties.at("source"), "nvidia-smi -q -x");
+  ASSERT_EQ(d.partitions.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(d.partitions[i].memory_bytes, 19968ull << 20);
+    EXPECT_EQ(d.partitions[i].compute_units, 42u);
+    EXPECT_EQ(d.partitions[i].gpu_instance_id, i + 1);
+  }
+}
+
+TEST(NvidiaConformance, XmlTeslaP100) {
+  REQUIRE_CAPTURE(dir, "nvidia/netdata-tesla-p100-510");
+  const auto r = replay_xml_only(dir);
+  ASSERT_EQ(r.devices().size(), 1u) << warnings_of(r);
+  const DeviceProfile& d = r.devices()[0];
+  EXPECT_EQ(d.name, "Tesla P100-PCIE-16GB");
+  EXPECT_EQ(d.memory_bytes, 16384ull << 20);
+  EXPECT_EQ(d.properties.at("pci_id"), "10de:15f8");
+  EXPECT_EQ(d.compute_capability, "6.0");
+  ASSERT_TRUE(d.pcie);
+  EXPECT_EQ(d.pcie->max_generation(), 3u);
+  EXPECT_EQ(d.pcie->current_width, 16u);
+  EXPECT_FALSE(d.properties.contains("mig_mode"));  // N/A on Pascal
+}
+
+TEST(NvidiaConformance, XmlGridP4VirtualGpu) {
+  REQUIRE_CAPTURE(dir, "nvidia/telegraf-grid-p4-1q-vgpu-513");
+  const auto r = replay_xml_only(dir);
+  ASSERT_EQ(r.devices().size(), 1u) << warnings_of(r);
+  const DeviceProfile& d = r.devices()[0];
+  EXPECT_EQ(d.name, "GRID P4-1Q");
+  EXPECT_EQ(d.memory_bytes, 1024ull << 20);  // the vGPU's framebuffer, not the board's 8 GiB
+  EXPECT_EQ(d.driver_version, "513.46");
+  EXPECT_EQ(d.compute_capability, "6.1");
+}
+
+TEST(NvidiaConformance, XmlGtx1660TiAsGraphicsDevice) {
+  REQUIRE_CAPTURE(dir, "nvidia/telegraf-gtx1660ti-graphics-device-418");
+  const auto r = replay_xml_only(dir);
+  ASSERT_EQ(r.devices().size(), 1u) << warnings_of(r);
+  const DeviceProfile& d = r.devices()[0];
+  // Driver 418 names the card "Graphics Device"; the PCI id says what it is.
+  EXPECT_EQ(d.name, "Graphics Device");
+  EXPECT_EQ(d.properties.at("pci_id"), "10de:2184");
+  EXPECT_EQ(d.memory_bytes, 5912ull << 20);
+  EXPECT_EQ(d.driver_version, "418.43");
+  EXPECT_FALSE(d.compute_capability);  // no family in the name
+}

@@ -708,12 +708,15 @@ TEST(CudaDetection, OldDriverRejectingComputeCapKeepsEveryGpu) {
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(device(r, 0).name, "Tesla V100-SXM2-32GB");
   EXPECT_EQ(device(r, 0).memory_bytes, 81559ull << 20);
-  EXPECT_FALSE(device(r, 0).compute_capability);
-  EXPECT_FALSE(device(r, 0).architecture);
+  // The driver does not say; the product name does, and the device says where it came from.
+  EXPECT_EQ(device(r, 0).compute_capability, "7.0");
+  EXPECT_EQ(device(r, 0).architecture, "Volta");
+  EXPECT_EQ(device(r, 0).properties.at("compute_capability_source"),
+            "product name (this nvidia-smi view does not print it)");
   ASSERT_EQ(kinds(r), std::vector<WarningKind>{WarningKind::degraded}) << all_warnings(r);
   EXPECT_EQ(r.warnings()[0].message,
             "nvidia-smi --query-gpu: this driver rejects the field compute_cap; asked again without compute_cap, so "
-            "it is not reported");
+            "it is not read from the driver");
 }
 
 TEST(CudaDetection, RetriesDownToTheOldestFields) {
@@ -815,7 +818,8 @@ TEST(CudaDetection, DriverNotLoadedIsAToolFailure) {
       "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
       "NVIDIA driver is installed and running.\n\n";
   for (const auto& argv : {nvidia_smi_argv::query(), nvidia_smi_argv::list(), nvidia_smi_argv::topology(),
-                           nvidia_smi_argv::nvlink(), nvidia_smi_argv::optional_query(), nvidia_smi_argv::details()})
+                           nvidia_smi_argv::nvlink(), nvidia_smi_argv::optional_query(), nvidia_smi_argv::details_xml(),
+                           nvidia_smi_argv::details()})
     f.command(argv, msg, 9);
   const auto r = detect(f);
   EXPECT_TRUE(r.devices().empty());
@@ -826,7 +830,9 @@ TEST(CudaDetection, DriverNotLoadedIsAToolFailure) {
             "nvidia-smi -L exited with code 9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
             "driver. Make sure that the latest NVIDIA driver is installed and running.");
   EXPECT_TRUE(r.warnings()[0].message.starts_with("nvidia-smi --query-gpu exited with code 9: NVIDIA-SMI has failed"));
-  EXPECT_TRUE(r.warnings()[2].message.starts_with("nvidia-smi -q exited with code 9: NVIDIA-SMI has failed"));
+  // Both reports were tried, and one warning says what each answered.
+  EXPECT_TRUE(r.warnings()[2].message.starts_with("nvidia-smi -q -x exited with code 9: NVIDIA-SMI has failed"));
+  EXPECT_NE(r.warnings()[2].message.find("; nvidia-smi -q exited with code 9: NVIDIA-SMI has failed"), std::string::npos);
 }
 
 TEST(CudaDetection, NoDevicesFoundIsNotAProblem) {

@@ -286,9 +286,16 @@ DeviceProfile device_from_query(const NvidiaGpu& g, std::uint32_t index) {
   d.driver_version = g.driver_version;
   d.firmware_version = g.vbios_version;
   d.compute_capability = g.compute_capability;
+  // Drivers before R510 and the -q reports do not print it; the product
+  // name decides it (NVIDIA's table of CUDA GPUs).
+  if (!d.compute_capability)
+    if (const auto cc = parsers::cuda_capability_of_name(g.name); !cc.empty()) {
+      d.compute_capability = std::string(cc);
+      d.properties.emplace("compute_capability_source", "product name (this nvidia-smi view does not print it)");
+    }
   if (g.architecture) d.architecture = g.architecture;
-  else if (g.compute_capability)
-    if (const auto arch = parsers::cuda_architecture(*g.compute_capability); !arch.empty()) d.architecture = std::string(arch);
+  else if (d.compute_capability)
+    if (const auto arch = parsers::cuda_architecture(*d.compute_capability); !arch.empty()) d.architecture = std::string(arch);
   d.power_watts = g.power_draw_watts;
   d.power_limit_watts = g.power_limit_watts;
   d.temperature_c = g.temperature_c;
@@ -790,7 +797,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     ctx.warn(out, WarningKind::degraded,
              text::cat(query_command, ": this driver rejects the field", rejected.size() == 1 ? " " : "s ",
                        join(rejected), "; asked again without ", join(dropped), ", so ",
-                       dropped.size() == 1 ? "it is" : "they are", " not reported"));
+                       dropped.size() == 1 ? "it is" : "they are", " not read from the driver"));
 
   if (query.status == QueryStatus::no_devices) {
     const auto gpus = sysfs_gpus(sys);
@@ -803,33 +810,98 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     return out;
   }
   const bool reachable = query.status != QueryStatus::unreachable;
-  const bool need_details = mig_listed || (query.status == QueryStatus::failed);
-  if (need_details && !details_result && reachable) details_result = ctx.run(nvidia_smi_argv::details());
-  if (details_result) found.details = read_details(ctx, out, *details_result);
+  bool topology_read = false;
 
   NvidiaGpuTable table;
-  bool from_details = false;
+  std::string table_view;  // the view the GPUs came from when it is not the query
   if (query.table) {
     table = std::move(*query.table);
-  } else if (found.details && !found.details->gpus.empty()) {
-    table = *found.details;
-    from_details = true;
-    ctx.warn(out, WarningKind::degraded,
-             text::cat(query_command, " failed; ", table.gpus.size(),
-                       " GPU(s) were read from nvidia-smi -q instead (no compute capability)"));
-  } else {
+    if (mig_listed && !details_result && reachable) details_result = ctx.run(nvidia_smi_argv::details());
+    if (details_result) found.details = read_details(ctx, out, *details_result);
+  } else if (reachable) {
+    // The reports, richest first: `-q -x` (what monitoring agents and bug
+    // reports carry), then `-q`.
+    ToolViewWalk walk(ctx, out);
+    const auto xml_argv = nvidia_smi_argv::details_xml();
+    const auto text_argv = nvidia_smi_argv::details();
+    const std::vector<std::string>* used = nullptr;
+    auto adopt = [&](Result<NvidiaGpuTable> parsed, const std::vector<std::string>& argv) {
+      if (!parsed || parsed->gpus.empty()) {
+        walk.reject(argv, parsed ? std::string("no GPU in the report") : parsed.error().message);
+        return;
+      }
+      warn_problems(ctx, out, join_argv(argv), parsed->problems);
+      parsed->problems.clear();
+      table = std::move(*parsed);
+      found.details = table;
+      table_view = join_argv(argv);
+      used = &argv;
+    };
+    if (const auto r = walk.run(xml_argv)) adopt(parsers::parse_query_xml(r->out), xml_argv);
+    if (!used) {
+      auto r = details_result ? walk.take(text_argv, std::move(*details_result)) : walk.run(text_argv);
+      if (r) adopt(parsers::parse_query_text(r->out), text_argv);
+    }
+    walk.finish(used);
+    if (used)
+      ctx.warn(out, WarningKind::degraded,
+               text::cat(query_command, " failed; ", table.gpus.size(), " GPU(s) were read from ", table_view,
+                         " instead (no compute capability: it is derived from the product name)"));
+  }
+
+  if (table.gpus.empty()) {
     const auto gpus = sysfs_gpus(sys);
     if (!gpus.empty()) {
       report_from_sysfs(ctx, out, gpus);
       ctx.warn(out, WarningKind::degraded,
                text::cat("nvidia-smi gave no usable GPU list; ", gpus.size(),
                          " GPU(s) bound to the nvidia driver are reported from sysfs only"));
+      return out;
     }
-    return out;
+    // Last, the views that only enumerate: `-L` (names, UUIDs, MIG devices),
+    // the GPU lines of `nvlink -s` (the same), `topo -m` (count, links, CPU
+    // affinity).
+    // Their failures were filed with the query's; these reads stay quiet.
+    std::vector<NvidiaGpuListing> listing = found.listing;
+    if (listing.empty() && results[3] && results[3]->succeeded()) {
+      listing = parsers::parse_gpu_list(results[3]->out);
+      if (!listing.empty()) table_view = "nvidia-smi nvlink -s";
+    } else if (!listing.empty()) {
+      table_view = "nvidia-smi -L";
+    }
+    for (const auto& l : listing) {
+      NvidiaGpu g;
+      g.index = l.index;
+      g.name = l.name;
+      g.uuid = l.uuid;
+      table.gpus.push_back(std::move(g));
+    }
+    if (table.gpus.empty() && results[2] && results[2]->succeeded())
+      if (auto topo = parsers::parse_topology_matrix(results[2]->out)) {
+        found.topology = std::move(*topo);
+        topology_read = true;
+      }
+    if (table.gpus.empty() && found.topology) {
+      for (const auto& row : found.topology->rows) {
+        if (row.label.size() <= 3 || !row.label.starts_with("GPU")) continue;
+        const auto n = text::parse_name_number(std::string_view(row.label).substr(3));
+        if (!n) continue;
+        NvidiaGpu g;
+        g.index = *n;
+        table.gpus.push_back(std::move(g));
+      }
+      if (!table.gpus.empty()) table_view = "nvidia-smi topo -m";
+    }
+    if (table.gpus.empty()) return out;  // each view's failure is filed already
+    ctx.warn(out, WarningKind::degraded,
+             text::cat(table.gpus.size(), " GPU(s) are known only from ", table_view,
+                       table_view == "nvidia-smi topo -m"
+                           ? ": their count, links and CPU affinity; no name, memory or bus id"
+                           : ": names and UUIDs; no memory, bus id or PCIe link"));
   }
 
-  if (!from_details) merge_optional_fields(table, results[4]);
-  found.topology = read_topology(ctx, out, results[2]);
+  if (table_view.empty()) merge_optional_fields(table, results[4]);
+  if (!topology_read) found.topology = read_topology(ctx, out, results[2]);
   found.nvlink = read_nvlink(ctx, out, results[3]);
 
   std::vector<std::uint32_t> seen;
@@ -851,7 +923,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     seen.push_back(index);
     if (g.bus_id) seen_buses.push_back(*g.bus_id);
     DeviceProfile d = device_from_query(g, index);
-    if (from_details) d.properties.emplace("source", "nvidia-smi -q");
+    if (!table_view.empty()) d.properties.emplace("source", table_view);
     // NVML reports PCIe gen 1 x1 for the on-package GPU of a GB10 or Jetson,
     // whose path to memory is not PCIe: only sysfs speaks for their link.
     const NvidiaGpu* link_source = is_soc_gpu(d.name) ? nullptr : &g;
@@ -887,6 +959,7 @@ std::vector<std::string> list() { return argv_of({"-L"}); }
 std::vector<std::string> topology() { return argv_of({"topo", "-m"}); }
 std::vector<std::string> nvlink() { return argv_of({"nvlink", "-s"}); }
 std::vector<std::string> details() { return argv_of({"-q"}); }
+std::vector<std::string> details_xml() { return argv_of({"-q", "-x"}); }
 }  // namespace nvidia_smi_argv
 
 const Detector cuda_detector{"cuda", Backend::cuda, cuda_tools, &detect_cuda};

@@ -120,6 +120,17 @@ Result<NvidiaGpuTable> parse_query_gpu(std::string_view csv);
 /// parse_error when the text has no GPU section.
 Result<NvidiaGpuTable> parse_query_text(std::string_view text);
 
+/// Reads `nvidia-smi -q -x`: the XML report monitoring agents and bug
+/// reports attach (any schema version: nvsmi_device_v4 to v12). The same
+/// facts as the CSV query but the compute capability, plus MIG devices, read
+/// by element names; values with units ("40960 MiB", "16x", "66.92 W") and
+/// placeholders ("N/A", "[N/A]", "Not Supported", "Requested functionality
+/// has been deprecated") as nvidia-smi prints them. GPUs are numbered in the
+/// order of their <gpu> elements (nvidia-smi's index order). No DTD is read
+/// and no entity but XML's five predefined ones is expanded. parse_error when
+/// the text is not XML or has no <nvidia_smi_log> root.
+Result<NvidiaGpuTable> parse_query_xml(std::string_view xml);
+
 /// One line of `nvidia-smi -L` with its MIG children.
 struct NvidiaGpuListing {
   std::uint32_t index = 0;
@@ -202,6 +213,13 @@ NvidiaProcGpuInfo parse_proc_gpu_information(std::string_view text);
 /// ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  ...").
 std::optional<std::string> parse_proc_driver_version(std::string_view text);
 
+/// The CUDA compute capability of an NVIDIA product name, for the views that
+/// do not print it (`-q`, `-q -x`): "NVIDIA A100-SXM4-40GB" -> "8.0",
+/// "Tesla P100-PCIE-16GB" -> "6.0", "GRID P4-1Q" -> "6.1", "NVIDIA GeForce
+/// GTX 1660 Ti" -> "7.5". From NVIDIA's published table of CUDA GPUs
+/// (docs/json.md); empty when the name matches no family it knows.
+std::string_view cuda_capability_of_name(std::string_view name) noexcept;
+
 /// Architecture of a CUDA compute capability ("8.9" -> "Ada Lovelace");
 /// empty when unknown.
 std::string_view cuda_architecture(std::string_view compute_capability) noexcept;
@@ -228,7 +246,8 @@ std::vector<std::string> optional_query();
 std::vector<std::string> list();      ///< `-L`
 std::vector<std::string> topology();  ///< `topo -m`
 std::vector<std::string> nvlink();    ///< `nvlink -s`
-std::vector<std::string> details();   ///< `-q`, for MIG devices or when the query fails
+std::vector<std::string> details();   ///< `-q`, for MIG devices or when the query and `-q -x` fail
+std::vector<std::string> details_xml();  ///< `-q -x`, when the query fails
 }  // namespace nvidia_smi_argv
 
 extern const Detector cuda_detector;
