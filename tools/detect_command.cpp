@@ -166,6 +166,31 @@ int run_capture(const DetectArgs& args, const std::string& out_dir, const std::s
   return 0;
 }
 
+// `capture --import`: pasted outputs become a fixture, replayed once so the
+// user sees at once what hwaccel makes of them.
+int run_import(const DetectArgs& args, const std::string& source, const std::string& out_dir, const std::string& machine) {
+  auto summary = import_capture(source, out_dir, machine);
+  if (!summary) {
+    std::cerr << "hwaccel: import failed: " << summary.error().message << "\n";
+    return summary.error().kind == ErrorKind::invalid_input || summary.error().kind == ErrorKind::parse_error
+               ? exit_usage
+               : exit_failure;
+  }
+  for (const auto& note : summary->notes) std::cerr << "hwaccel: " << note << "\n";
+  auto builder = make_builder(args);
+  if (!builder) return exit_usage;
+  auto fixture = FixtureSystem::open(out_dir);
+  if (!fixture) {
+    std::cerr << "hwaccel: import failed: " << fixture.error().message << "\n";
+    return exit_failure;
+  }
+  const AcceleratorRegistry registry = builder->system_probes(false).detect(**fixture);
+  std::cerr << "hwaccel: imported " << summary->commands << " command output(s) and " << summary->files
+            << " file(s) into " << out_dir << "; they replay to " << describe_machine(registry)
+            << "; replay with: hwaccel detect --fixture " << out_dir << "\n";
+  return 0;
+}
+
 }  // namespace
 
 void add_detect_options(CLI::App& cmd, DetectArgs& args) {
@@ -233,6 +258,7 @@ Command add_capture_command(CLI::App& app) {
     DetectArgs detect;
     std::string out;
     std::string machine;
+    std::string import_from;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("capture", "Record this machine into a fixture folder that replays it exactly");
@@ -244,6 +270,13 @@ Command add_capture_command(CLI::App& app) {
       "Examples:\n"
       "  hwaccel capture --out my-machine\n"
       "  hwaccel capture --out gpu-box --machine \"2x H100 SXM, driver 550\" --backends cpu,cuda\n"
+      "  hwaccel capture --import bug-report.txt --out bug-1234     # a pasted terminal transcript\n"
+      "  hwaccel capture --import outputs/import.json --out bug-1234  # output files named in a manifest\n"
+      "\n"
+      "With --import, nothing of this machine is read: pasted tool outputs become the fixture. A\n"
+      "transcript gives each command on a line starting with \"$ \" followed by its output; a manifest\n"
+      "(JSON) names each output file's command and exit code, and files or folders copied from the\n"
+      "machine (docs/fixtures.md, \"Importing pasted outputs\"). Commands not pasted answer \"not captured\".\n"
       "\n" +
       std::string(common_help_footer));
   cmd->add_option("--out", args->out, "Folder to create (must not exist, or be empty)")->required();
@@ -253,7 +286,14 @@ Command add_capture_command(CLI::App& app) {
                   "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
   cmd->add_option("--timeout-ms", args->detect.timeout_ms, "Deadline for each tool run, in milliseconds")
       ->check(CLI::Range(1, 600'000));
-  return {cmd, [args] { return run_capture(args->detect, args->out, args->machine); }};
+  cmd->add_option("--import", args->import_from,
+                  "Make the fixture from pasted outputs: a transcript, an import manifest (JSON), or a folder holding "
+                  "import.json")
+      ->check(CLI::ExistingPath);
+  return {cmd, [args] {
+            if (!args->import_from.empty()) return run_import(args->detect, args->import_from, args->out, args->machine);
+            return run_capture(args->detect, args->out, args->machine);
+          }};
 }
 
 Command add_backends_command(CLI::App& app) {

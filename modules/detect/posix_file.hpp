@@ -1,8 +1,8 @@
 // POSIX file plumbing shared by the System implementations that touch the real
 // filesystem (the live one and fixture replay). Included right after
 // `module hwaccel.detect;`, because it names the module's FileType; the
-// headers it needs (<sys/stat.h>, <unistd.h>, <utility>) come from the
-// including unit's global module fragment.
+// headers it needs (<sys/stat.h>, <unistd.h>, <fcntl.h>, <cerrno>, <cstring>,
+// <string>, <utility>) come from the including unit's global module fragment.
 #pragma once
 
 // Member functions defined in a class are not implicitly inline in a module's
@@ -50,6 +50,57 @@ inline FileType file_type_of(mode_t mode) noexcept {
   if (S_ISFIFO(mode)) return FileType::fifo;
   if (S_ISSOCK(mode)) return FileType::socket;
   return FileType::unknown;
+}
+
+/// Creates `path` (an absolute folder) and its missing parents.
+inline Result<void> make_dirs(const std::string& path) {
+  std::string partial;
+  std::string_view rest = path;
+  while (!rest.empty()) {
+    const std::string_view c = text::next_token(rest, '/');
+    if (c.empty() || c == ".") continue;
+    partial += '/';
+    partial += c;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+      return fail(ErrorKind::io_error, text::cat("cannot create folder ", partial, ": ", std::strerror(errno)));
+  }
+  return {};
+}
+
+/// Creates (or truncates) the file `path`, never through a symbolic link, and
+/// writes `data` to it.
+inline Result<void> write_all(const std::string& path, std::string_view data) {
+  FileDescriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd) return fail(ErrorKind::io_error, text::cat("cannot create ", path, ": ", std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrorKind::io_error, text::cat("cannot write ", path, ": ", std::strerror(errno)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd.release()) != 0)
+    return fail(ErrorKind::io_error, text::cat("cannot write ", path, ": ", std::strerror(errno)));
+  return {};
+}
+
+/// The absolute path of a folder a fixture is written to, after checking that
+/// it does not exist or is empty (an empty one is removed, to be made anew).
+inline Result<std::string> fresh_output_dir(std::string_view dir_text) {
+  std::string dir(dir_text);
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (dir.empty()) return fail(ErrorKind::invalid_input, "no output folder given");
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return fail(ErrorKind::invalid_input, text::cat(dir, " exists and is not a folder"));
+    if (::rmdir(dir.c_str()) != 0)
+      return fail(ErrorKind::invalid_input, text::cat(dir, " is not empty; refusing to write a fixture into it"));
+  }
+  char cwd[4096];
+  if (dir.front() != '/' && ::getcwd(cwd, sizeof cwd)) dir = std::string(cwd) + "/" + dir;
+  return dir;
 }
 
 }  // namespace hwaccel::posix

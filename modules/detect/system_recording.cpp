@@ -13,12 +13,15 @@ module;
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 module hwaccel.detect;
+
+#include "posix_file.hpp"
 
 namespace hwaccel {
 
@@ -39,34 +42,6 @@ std::string join_path(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += "/" + n;
   return out.empty() ? std::string("/") : out;
-}
-
-Result<void> write_all(const std::string& path, std::string_view data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return fail(ErrorKind::io_error, text::cat("cannot create ", path, ": ", std::strerror(errno)));
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return fail(ErrorKind::io_error, text::cat("cannot write ", path, ": ", std::strerror(err)));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) return fail(ErrorKind::io_error, text::cat("cannot write ", path, ": ", std::strerror(errno)));
-  return {};
-}
-
-Result<void> make_dirs(const std::string& path) {
-  std::string partial;
-  for (const auto& c : split_components(path)) {
-    partial += "/" + c;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
-      return fail(ErrorKind::io_error, text::cat("cannot create folder ", partial, ": ", std::strerror(errno)));
-  }
-  return {};
 }
 
 // Tool output file name: "03-nvidia-smi.stdout".
@@ -245,40 +220,33 @@ Result<ToolResult> RecordingSystem::run(const ToolRequest& request) const {
 
 Result<void> RecordingSystem::write(std::string_view dir_text, std::string_view machine, std::string_view source) const {
   std::lock_guard lock(state_->mutex);
-  std::string dir(dir_text);
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  struct stat st{};
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return fail(ErrorKind::invalid_input, text::cat(dir, " exists and is not a folder"));
-    if (::rmdir(dir.c_str()) != 0)
-      return fail(ErrorKind::invalid_input, text::cat(dir, " is not empty; refusing to write a fixture into it"));
-  }
-  char cwd[4096];
-  if (dir.front() != '/' && ::getcwd(cwd, sizeof cwd)) dir = std::string(cwd) + "/" + dir;
-  if (auto r = make_dirs(dir + "/root"); !r) return r;
-  if (auto r = make_dirs(dir + "/commands"); !r) return r;
+  auto fresh = posix::fresh_output_dir(dir_text);
+  if (!fresh) return fail(fresh.error());
+  const std::string dir = std::move(*fresh);
+  if (auto r = posix::make_dirs(dir + "/root"); !r) return r;
+  if (auto r = posix::make_dirs(dir + "/commands"); !r) return r;
   const std::string root = dir + "/root";
 
   // Directories first (parents before children), then links and files.
   for (const auto& [path, type] : state_->nodes) {
     if (type == FileType::directory) {
-      if (auto r = make_dirs(root + path); !r) return r;
+      if (auto r = posix::make_dirs(root + path); !r) return r;
     }
   }
   for (const auto& [path, target] : state_->links) {
     const auto slash = path.rfind('/');
-    if (auto r = make_dirs(root + path.substr(0, slash)); !r) return r;
+    if (auto r = posix::make_dirs(root + path.substr(0, slash)); !r) return r;
     if (::symlink(target.c_str(), (root + path).c_str()) != 0 && errno != EEXIST)
       return fail(ErrorKind::io_error, text::cat("cannot create link ", root, path, ": ", std::strerror(errno)));
   }
   for (const auto& [path, type] : state_->nodes) {
     if (type == FileType::directory || state_->links.contains(path)) continue;
     const auto slash = path.rfind('/');
-    if (auto r = make_dirs(root + path.substr(0, slash)); !r) return r;
+    if (auto r = posix::make_dirs(root + path.substr(0, slash)); !r) return r;
     const auto file = state_->files.find(path);
     // Device nodes, FIFOs and files that were only listed become empty
     // regular files: their existence is what detectors look at.
-    if (auto r = write_all(root + path, file == state_->files.end() ? std::string_view{} : file->second.data); !r) return r;
+    if (auto r = posix::write_all(root + path, file == state_->files.end() ? std::string_view{} : file->second.data); !r) return r;
   }
 
   FixtureManifest manifest;
@@ -291,14 +259,14 @@ Result<void> RecordingSystem::write(std::string_view dir_text, std::string_view 
     const auto& c = state_->commands[i];
     CommandRecord rec = c.record;
     rec.stdout_path = output_name(i, rec.argv[0], "stdout");
-    if (auto r = write_all(dir + "/commands/" + rec.stdout_path, c.out); !r) return r;
+    if (auto r = posix::write_all(dir + "/commands/" + rec.stdout_path, c.out); !r) return r;
     if (!c.err.empty()) {
       rec.stderr_path = output_name(i, rec.argv[0], "stderr");
-      if (auto r = write_all(dir + "/commands/" + *rec.stderr_path, c.err); !r) return r;
+      if (auto r = posix::write_all(dir + "/commands/" + *rec.stderr_path, c.err); !r) return r;
     }
     manifest.commands.push_back(std::move(rec));
   }
-  return write_all(dir + "/fixture.json", write_fixture_manifest(manifest));
+  return posix::write_all(dir + "/fixture.json", write_fixture_manifest(manifest));
 }
 
 }  // namespace hwaccel
