@@ -57,6 +57,16 @@ void nvidia_query_text(std::string_view, std::string_view input, Findings& findi
   for (const auto& gpu : table->gpus) check_gpu(gpu, findings);
 }
 
+void nvidia_query_xml(std::string_view, std::string_view input, Findings& findings) {
+  const auto table = parsers::parse_query_xml(input);
+  if (!table) return;
+  for (const auto& gpu : table->gpus) {
+    check_gpu(gpu, findings);
+    findings.check(!gpu.name.empty() || gpu.uuid || gpu.bus_id, "-q -x: a GPU with no name, UUID or bus id was kept");
+  }
+  for (const auto& gpu : table->gpus) (void)parsers::cuda_capability_of_name(gpu.name);
+}
+
 void nvidia_gpu_list(std::string_view, std::string_view input, Findings& findings) {
   for (const auto& gpu : parsers::parse_gpu_list(input))
     for (const auto& mig : gpu.mig_devices)
@@ -179,6 +189,28 @@ void xpu_smi(std::string_view, std::string_view input, Findings& findings) {
   if (const auto devices = parsers::parse_xpu_smi_discovery(input))
     for (const auto& d : *devices) findings.check(d.fields.size() <= input.size(), "xpu-smi: more fields than bytes");
   (void)parsers::is_placeholder_gpu_name(input);
+  if (const auto devices = parsers::parse_xpu_smi_table(input)) {
+    findings.check(!devices->empty(), "xpu-smi table: success without a device row");
+    for (const auto& d : *devices) findings.check(d.fields.size() <= 3, "xpu-smi table: a key the table does not show");
+  }
+}
+
+void capture_transcript(std::string_view, std::string_view input, Findings& findings) {
+  const auto capture = parse_capture_transcript(input, "transcript");
+  if (!capture) return;
+  findings.check(!capture->commands.empty() || !capture->contents.empty(), "transcript: success with nothing to replay");
+  std::size_t output = 0;
+  for (const auto& c : capture->commands) {
+    findings.check(!c.argv.empty() && !c.argv[0].empty(), "transcript: a command without a tool name");
+    findings.check(c.argv[0].find('/') == std::string::npos, "transcript: a tool name with a folder");
+    output += c.out.size();
+  }
+  for (const auto& [path, content] : capture->contents) {
+    findings.check(path.starts_with("/") && path.find("/../") == std::string::npos && !path.ends_with("/.."),
+                   "transcript: a file outside the machine's root");
+    output += content.size();
+  }
+  findings.check(output <= input.size(), "transcript: more output than input");
 }
 
 void gc_info(std::string_view param, std::string_view input, Findings& findings) {
