@@ -467,7 +467,9 @@ Result<ImportSummary> import_capture(std::string_view source_text, std::string_v
   auto content = read_whole(source);
   if (!content) return fail(content.error());
   const std::string_view head = text::trim(std::string_view(*content).substr(0, 64));
-  auto plan = head.starts_with("{") ? plan_from_manifest(source, *content) : parse_capture_transcript(*content, source);
+  // JSON is a manifest, whatever it holds; anything else is read as a transcript.
+  const bool manifest = head.starts_with("{") || head.starts_with("[") || source.ends_with(".json");
+  auto plan = manifest ? plan_from_manifest(source, *content) : parse_capture_transcript(*content, source);
   if (!plan) return fail(plan.error());
   return write_plan(*plan, out_dir, machine);
 }
