@@ -128,7 +128,7 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text);
 /// has been deprecated") as nvidia-smi prints them. GPUs are numbered in the
 /// order of their <gpu> elements (nvidia-smi's index order). No DTD is read
 /// and no entity but XML's five predefined ones is expanded. parse_error when
-/// the text is not XML or has no <nvidia_smi_log> root.
+/// the text is not XML, has no <nvidia_smi_log> root, or describes no GPU.
 Result<NvidiaGpuTable> parse_query_xml(std::string_view xml);
 
 /// One line of `nvidia-smi -L` with its MIG children.

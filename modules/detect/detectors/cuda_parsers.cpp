@@ -12,21 +12,13 @@ module;
 #include <vector>
 module hwaccel.detect;
 
+#include "nvidia_smi_values.hpp"
+
 namespace hwaccel::parsers {
+
+using namespace nvidia_smi;
+
 namespace {
-
-// Enough for any machine (nvidia-smi handles at most a few dozen GPUs); a
-// bigger output is garbage and is not parsed further.
-constexpr std::size_t max_lines = 4096;
-constexpr std::size_t max_gpus = 1024;
-// Hostile output must not turn into thousands of warnings.
-constexpr std::size_t max_problems = 8;
-
-void add_problem(std::vector<ParseProblem>& problems, WarningKind kind, std::string message) {
-  if (problems.size() < max_problems) problems.push_back(ParseProblem{kind, std::move(message)});
-  else if (problems.size() == max_problems)
-    problems.push_back(ParseProblem{kind, "further problems of this output are not listed"});
-}
 
 bool is_field_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_';
@@ -59,16 +51,6 @@ std::size_t append_cells(std::string_view line, std::vector<std::string_view>& c
   }
 }
 
-bool is_enabled(std::string_view v) noexcept { return text::iequals(v, "Enabled") || text::iequals(v, "On"); }
-bool is_disabled(std::string_view v) noexcept { return text::iequals(v, "Disabled") || text::iequals(v, "Off"); }
-
-std::optional<bool> enabled_flag(std::optional<std::string_view> v) noexcept {
-  if (!v) return std::nullopt;
-  if (is_enabled(*v)) return true;
-  if (is_disabled(*v)) return false;
-  return std::nullopt;
-}
-
 // "9.0", "12.1": digits, one dot, digits.
 bool is_compute_capability(std::string_view v) noexcept {
   const auto dot = v.find('.');
@@ -76,79 +58,6 @@ bool is_compute_capability(std::string_view v) noexcept {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (i != dot && (v[i] < '0' || v[i] > '9')) return false;
   return true;
-}
-
-// Accumulates typed values for one GPU, recording what had to be discarded.
-class ValueReader {
- public:
-  ValueReader(std::vector<ParseProblem>& problems, std::string who) : problems_(problems), who_(std::move(who)) {}
-
-  // A number with an optional unit ("69.85 W", "41", "0 %"); `unit` is the
-  // header's unit, used when the value has none (`nounits`).
-  std::optional<double> number(std::string_view field, std::optional<std::string_view> value, double lo, double hi,
-                               std::string_view expected_unit = {}) {
-    if (!value) return std::nullopt;
-    const auto n = text::parse_number_with_unit(*value);
-    const bool unit_ok = !n || n->unit.empty() || expected_unit.empty() || text::iequals(n->unit, expected_unit);
-    if (!n || !unit_ok || !(n->value >= lo && n->value <= hi)) {
-      bad(field, *value);
-      return std::nullopt;
-    }
-    return n->value;
-  }
-
-  std::optional<std::uint32_t> integer(std::string_view field, std::optional<std::string_view> value, std::uint32_t lo,
-                                       std::uint32_t hi) {
-    if (!value) return std::nullopt;
-    std::string_view v = *value;
-    if (v.ends_with('x')) v.remove_suffix(1);  // "-q" link widths: "16x"
-    const auto n = text::parse_u64(v);
-    if (!n || *n < lo || *n > hi) {
-      bad(field, *value);
-      return std::nullopt;
-    }
-    return static_cast<std::uint32_t>(*n);
-  }
-
-  // "81559 MiB", or "81559" with the unit from the header.
-  std::optional<std::uint64_t> memory(std::string_view field, std::optional<std::string_view> value,
-                                      std::string_view header_unit) {
-    if (!value) return std::nullopt;
-    const auto n = text::parse_number_with_unit(*value);
-    auto bytes = n ? text::memory_size(*n) : std::nullopt;
-    if (bytes && n->unit.empty()) {
-      // A bare number: nvidia-smi's unit is MiB unless the header says otherwise.
-      const auto scale = text::memory_unit_bytes(header_unit.empty() ? "MiB" : text::trim(header_unit));
-      bytes = scale ? text::checked_mul(*bytes, *scale) : std::nullopt;
-    }
-    constexpr std::uint64_t max_plausible = std::uint64_t{16} << 40;  // 16 TiB
-    if (!bytes || *bytes > max_plausible) {
-      bad(field, *value);
-      return std::nullopt;
-    }
-    return bytes;
-  }
-
-  void bad(std::string_view field, std::string_view value) {
-    add_problem(problems_, WarningKind::invalid_value,
-                text::cat(who_, ": ", field, " value \"", text::excerpt(value, 60), "\" is not plausible; ignored"));
-  }
-
- private:
-  std::vector<ParseProblem>& problems_;
-  std::string who_;
-};
-
-// pci.device_id "0x233010DE": device id in the high half, vendor in the low.
-std::optional<std::uint16_t> device_id_of(std::optional<std::string_view> v) noexcept {
-  if (!v) return std::nullopt;
-  const auto id = text::parse_hex(*v);
-  if (!id || *id > 0xffffffffULL || (*id & 0xffff) != 0x10de) return std::nullopt;
-  return static_cast<std::uint16_t>(*id >> 16);
-}
-
-std::optional<std::string> owned(std::optional<std::string_view> v) {
-  return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
 }
 
 // Driver 610 appends "[Deprecated; ...]" to the old `-q` keys.

@@ -13,126 +13,74 @@ module;
 #include <pugixml.hpp>
 module hwaccel.detect;
 
+#include "nvidia_smi_values.hpp"
+
 namespace hwaccel::parsers {
+
+using namespace nvidia_smi;
 
 namespace {
 
-// The text of a leaf, trimmed, with nvidia-smi's placeholders gone. XML
-// reports spell some without the brackets of the text reports.
+// The text of a leaf, with nvidia-smi's placeholders gone.
 std::optional<std::string_view> leaf(const pugi::xml_node& parent, const char* path) {
   const pugi::xml_node node = parent.first_element_by_path(path);
-  if (!node) return std::nullopt;
-  const auto value = nvidia_smi_value(node.text().get());
-  if (!value) return std::nullopt;
-  for (std::string_view placeholder : {"N/A", "Not Supported", "Unknown Error", "Insufficient Permissions",
-                                       "Requested functionality has been deprecated", "Not Available"})
-    if (text::iequals(*value, placeholder)) return std::nullopt;
-  return value;
+  return node ? nvidia_smi_value(node.text().get()) : std::nullopt;
 }
 
-std::optional<std::string> leaf_string(const pugi::xml_node& parent, const char* path) {
-  const auto v = leaf(parent, path);
-  return v ? std::optional<std::string>(*v) : std::nullopt;
-}
-
-std::optional<bool> enabled(const pugi::xml_node& parent, const char* path) {
-  const auto v = leaf(parent, path);
-  if (!v) return std::nullopt;
-  if (text::iequals(*v, "Enabled")) return true;
-  if (text::iequals(*v, "Disabled")) return false;
-  return std::nullopt;
-}
-
-// "40960 MiB" -> bytes.
-std::optional<std::uint64_t> memory(const pugi::xml_node& parent, const char* path) {
-  const auto v = leaf(parent, path);
-  return v ? text::parse_memory_size(*v) : std::nullopt;
-}
-
-// "66.92 W", "36 C", "1215 MHz", "0 %": the number before the unit.
-std::optional<double> number(const pugi::xml_node& parent, const char* path) {
-  const auto v = leaf(parent, path);
-  if (!v) return std::nullopt;
-  const auto n = text::parse_number_with_unit(*v);
-  return n ? std::optional<double>(n->value) : std::nullopt;
-}
-
-// "4", "16x" -> 4, 16.
-std::optional<std::uint32_t> small_count(const pugi::xml_node& parent, const char* path) {
-  auto v = leaf(parent, path);
-  if (!v) return std::nullopt;
-  std::string_view digits = *v;
-  if (digits.ends_with('x')) digits.remove_suffix(1);
-  const auto n = text::parse_u64(digits);
-  if (!n || *n > 1'000'000) return std::nullopt;
-  return static_cast<std::uint32_t>(*n);
-}
-
-// "20B010DE": device id in the upper half, vendor in the lower.
-std::optional<std::uint16_t> pci_device_id(const pugi::xml_node& pci) {
-  auto v = leaf(pci, "pci_device_id");
-  if (!v) return std::nullopt;
-  std::string_view hex = *v;
-  if (hex.starts_with("0x") || hex.starts_with("0X")) hex.remove_prefix(2);
-  if (hex.size() != 8) return std::nullopt;
-  const auto id = text::parse_hex(hex);
-  if (!id) return std::nullopt;
-  return static_cast<std::uint16_t>(*id >> 16);
-}
-
-NvidiaMigDevice mig_device(const pugi::xml_node& node, std::uint32_t position) {
+NvidiaMigDevice mig_device(const pugi::xml_node& node, std::uint32_t position, ValueReader& read) {
   NvidiaMigDevice m;
-  const auto index = small_count(node, "index");
-  m.index = index.value_or(position);
-  m.gpu_instance_id = small_count(node, "gpu_instance_id");
-  m.compute_instance_id = small_count(node, "compute_instance_id");
-  m.multiprocessors = small_count(node, "device_attributes/shared/multiprocessor_count");
-  m.memory_bytes = memory(node, "fb_memory_usage/total");
-  if (const auto uuid = leaf(node, "uuid")) m.uuid = std::string(*uuid);
+  m.index = read.integer("MIG index", leaf(node, "index"), 0, 1024).value_or(position);
+  m.gpu_instance_id = read.integer("MIG gpu_instance_id", leaf(node, "gpu_instance_id"), 0, 1u << 20);
+  m.compute_instance_id = read.integer("MIG compute_instance_id", leaf(node, "compute_instance_id"), 0, 1u << 20);
+  m.multiprocessors =
+      read.integer("MIG multiprocessor_count", leaf(node, "device_attributes/shared/multiprocessor_count"), 0, 1u << 16);
+  m.memory_bytes = read.memory("MIG fb_memory_usage/total", leaf(node, "fb_memory_usage/total"), "MiB");
+  m.uuid = owned(leaf(node, "uuid"));
   if (const auto profile = leaf(node, "profile_name")) m.profile = std::string(*profile);
   return m;
 }
 
-NvidiaGpu gpu_of(const pugi::xml_node& node, std::uint32_t index, const std::optional<std::string>& driver) {
+// The same fields, names and ranges as the `-q` text reader.
+NvidiaGpu gpu_of(const pugi::xml_node& node, std::uint32_t index, const std::optional<std::string>& driver,
+                 ValueReader& read) {
   NvidiaGpu g;
   g.index = index;
-  g.name = leaf_string(node, "product_name").value_or("");
-  g.uuid = leaf_string(node, "uuid");
+  g.name = std::string(leaf(node, "product_name").value_or(""));
+  g.uuid = owned(leaf(node, "uuid"));
   const pugi::xml_node pci = node.child("pci");
   if (const auto bus = leaf(pci, "pci_bus_id")) g.bus_id = PciAddress::parse(*bus);
   if (!g.bus_id)
     if (const auto id = node.attribute("id"); !id.empty()) g.bus_id = PciAddress::parse(id.value());
-  g.pci_device_id = pci_device_id(pci);
-  g.memory_total_bytes = memory(node, "fb_memory_usage/total");
-  g.memory_used_bytes = memory(node, "fb_memory_usage/used");
-  g.memory_free_bytes = memory(node, "fb_memory_usage/free");
-  g.architecture = leaf_string(node, "product_architecture");
+  g.pci_device_id = device_id_of(leaf(pci, "pci_device_id"));
+  g.memory_total_bytes = read.memory("fb_memory_usage/total", leaf(node, "fb_memory_usage/total"), "MiB");
+  g.memory_used_bytes = read.memory("fb_memory_usage/used", leaf(node, "fb_memory_usage/used"), "MiB");
+  g.memory_free_bytes = read.memory("fb_memory_usage/free", leaf(node, "fb_memory_usage/free"), "MiB");
+  g.architecture = owned(leaf(node, "product_architecture"));
   g.driver_version = driver;
-  g.vbios_version = leaf_string(node, "vbios_version");
-  g.mig_enabled = enabled(node, "mig_mode/current_mig");
-  g.compute_mode = leaf_string(node, "compute_mode");
-  g.ecc_enabled = enabled(node, "ecc_mode/current_ecc");
-  g.addressing_mode = leaf_string(node, "addressing_mode");
+  g.vbios_version = owned(leaf(node, "vbios_version"));
+  g.mig_enabled = enabled_flag(leaf(node, "mig_mode/current_mig"));
+  g.compute_mode = owned(leaf(node, "compute_mode"));
+  g.ecc_enabled = enabled_flag(leaf(node, "ecc_mode/current_ecc"));
+  g.addressing_mode = owned(leaf(node, "addressing_mode"));
   // R535 moved the readings to <gpu_power_readings> and renamed the limit.
-  for (const char* readings : {"gpu_power_readings", "power_readings"}) {
-    const pugi::xml_node r = node.child(readings);
-    if (!r) continue;
-    if (!g.power_draw_watts) g.power_draw_watts = number(r, "power_draw");
-    if (!g.power_draw_watts) g.power_draw_watts = number(r, "instant_power_draw");
-    if (!g.power_limit_watts) g.power_limit_watts = number(r, "power_limit");
-    if (!g.power_limit_watts) g.power_limit_watts = number(r, "current_power_limit");
-    if (!g.power_limit_watts) g.power_limit_watts = number(r, "enforced_power_limit");
-  }
-  g.temperature_c = number(node, "temperature/gpu_temp");
-  g.utilization_percent = number(node, "utilization/gpu_util");
-  g.max_memory_clock_mhz = number(node, "max_clocks/mem_clock");
+  const pugi::xml_node power = node.child("gpu_power_readings") ? node.child("gpu_power_readings") : node.child("power_readings");
+  const auto draw = leaf(power, "power_draw");
+  g.power_draw_watts = read.number("power_draw", draw ? draw : leaf(power, "instant_power_draw"), 0, 10000, "W");
+  const auto limit = leaf(power, "power_limit");
+  g.power_limit_watts = read.number("power_limit", limit ? limit : leaf(power, "current_power_limit"), 0, 10000, "W");
+  if (!g.power_limit_watts)
+    g.power_limit_watts = read.number("enforced_power_limit", leaf(power, "enforced_power_limit"), 0, 10000, "W");
+  g.temperature_c = read.number("gpu_temp", leaf(node, "temperature/gpu_temp"), -100, 250, "C");
+  g.utilization_percent = read.number("gpu_util", leaf(node, "utilization/gpu_util"), 0, 100, "%");
+  g.max_memory_clock_mhz = read.number("max_clocks/mem_clock", leaf(node, "max_clocks/mem_clock"), 0, 100000, "MHz");
   const pugi::xml_node link = pci.child("pci_gpu_link_info");
-  g.pcie_generation_current = small_count(link, "pcie_gen/current_link_gen");
-  g.pcie_generation_max = small_count(link, "pcie_gen/max_link_gen");
-  g.pcie_width_current = small_count(link, "link_widths/current_link_width");
-  g.pcie_width_max = small_count(link, "link_widths/max_link_width");
+  g.pcie_generation_current = read.integer("current_link_gen", leaf(link, "pcie_gen/current_link_gen"), 1, 8);
+  g.pcie_generation_max = read.integer("max_link_gen", leaf(link, "pcie_gen/max_link_gen"), 1, 8);
+  g.pcie_width_current = read.integer("current_link_width", leaf(link, "link_widths/current_link_width"), 1, 64);
+  g.pcie_width_max = read.integer("max_link_width", leaf(link, "link_widths/max_link_width"), 1, 64);
   std::uint32_t position = 0;
-  for (const pugi::xml_node m : node.child("mig_devices").children("mig_device")) g.mig_devices.push_back(mig_device(m, position++));
+  for (const pugi::xml_node m : node.child("mig_devices").children("mig_device"))
+    g.mig_devices.push_back(mig_device(m, position++, read));
   return g;
 }
 
@@ -150,20 +98,25 @@ Result<NvidiaGpuTable> parse_query_xml(std::string_view xml) {
   const pugi::xml_node root = doc.child("nvidia_smi_log");
   if (!root) return fail(ErrorKind::parse_error, "no <nvidia_smi_log> element: not an nvidia-smi -q -x report");
   NvidiaGpuTable table;
-  const auto driver = leaf_string(root, "driver_version");
+  const auto driver = owned(leaf(root, "driver_version"));
   std::uint32_t index = 0;
   for (const pugi::xml_node gpu : root.children("gpu")) {
-    NvidiaGpu g = gpu_of(gpu, index++, driver);
+    if (table.gpus.size() >= max_gpus) break;
+    ValueReader read(table.problems, text::cat("<gpu> ", index));
+    NvidiaGpu g = gpu_of(gpu, index++, driver, read);
     if (g.name.empty() && !g.uuid && !g.bus_id) {
-      table.problems.push_back({WarningKind::parse_error,
-                                text::cat("<gpu> element ", index - 1, " names no product, UUID or bus id; left out")});
+      add_problem(table.problems, WarningKind::parse_error,
+                  text::cat("<gpu> element ", index - 1, " names no product, UUID or bus id; left out"));
       continue;
     }
     table.gpus.push_back(std::move(g));
   }
-  if (const auto attached = small_count(root, "attached_gpus"); attached && *attached != index)
-    table.problems.push_back({WarningKind::inconsistent,
-                              text::cat("the report says ", *attached, " attached GPU(s) and describes ", index)});
+  if (table.gpus.empty()) return fail(ErrorKind::parse_error, "the report describes no GPU (no usable <gpu> element)");
+  ValueReader read(table.problems, "<attached_gpus>");
+  if (const auto attached = read.integer("attached_gpus", leaf(root, "attached_gpus"), 0, max_gpus);
+      attached && *attached != index)
+    add_problem(table.problems, WarningKind::inconsistent,
+                text::cat("the report says ", *attached, " attached GPU(s) and describes ", index));
   return table;
 }
 
