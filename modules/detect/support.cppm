@@ -7,6 +7,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 export module hwaccel.detect:support;
 import hwaccel.hardware;
@@ -97,6 +98,23 @@ class ToolViewWalk {
                                  bool keep_failed = false);
   /// Records that an answered view could not be used (its output did not parse).
   void reject(const std::vector<std::string>& argv, std::string_view why);
+
+  /// Runs a view (or takes its `result` when one is given) and parses its
+  /// output with `parse` (text -> Result<T>); nullopt when it did not answer
+  /// or did not parse, which is noted as for run() and reject().
+  template <class Parse>
+  auto read(const std::vector<std::string>& argv, Parse&& parse,
+            std::optional<Result<ToolResult>> result = std::nullopt)
+      -> std::optional<typename std::invoke_result_t<Parse&, std::string_view>::value_type> {
+    const auto r = result ? take(argv, std::move(*result)) : run(argv);
+    if (!r) return std::nullopt;
+    auto parsed = parse(std::string_view(r->out));
+    if (!parsed) {
+      reject(argv, parsed.error().message);
+      return std::nullopt;
+    }
+    return std::move(*parsed);
+  }
   /// Whether a timeout ended the walk.
   bool stopped() const noexcept { return stopped_; }
   /// Whether any view was skipped so far.

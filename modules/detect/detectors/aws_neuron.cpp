@@ -416,18 +416,13 @@ std::optional<parsers::NeuronLsReport> run_neuron_ls(const DetectContext& ctx, D
   }};
   ToolViewWalk walk(ctx, out);
   for (std::size_t i = 0; i < forms.size(); ++i) {
-    const auto r = walk.run(forms[i]);
-    if (!r) continue;
-    const bool table = i + 1 == forms.size();
-    auto parsed = table ? parsers::parse_neuron_ls_table(r->out) : parsers::parse_neuron_ls_json(r->out);
-    if (!parsed) {
-      walk.reject(forms[i], parsed.error().message);
-      continue;
-    }
+    auto report = i + 1 < forms.size() ? walk.read(forms[i], parsers::parse_neuron_ls_json)
+                                       : walk.read(forms[i], parsers::parse_neuron_ls_table);
+    if (!report) continue;
     walk.finish(&forms[i]);
-    for (auto& p : parsed->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
-    parsed->problems.clear();
-    return std::move(*parsed);
+    for (auto& p : report->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
+    report->problems.clear();
+    return report;
   }
   walk.finish(nullptr);
   return std::nullopt;

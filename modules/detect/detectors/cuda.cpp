@@ -813,7 +813,8 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
   bool topology_read = false;
 
   NvidiaGpuTable table;
-  std::string table_view;  // the view the GPUs came from when it is not the query
+  std::string table_view;        // the view the GPUs came from when it is not the query
+  bool table_is_report = false;  // a `-q`/`-q -x` report: each GPU row is its own MIG detail
   if (query.table) {
     table = std::move(*query.table);
     if (mig_listed && !details_result && reachable) details_result = ctx.run(nvidia_smi_argv::details());
@@ -824,29 +825,23 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     ToolViewWalk walk(ctx, out);
     const auto xml_argv = nvidia_smi_argv::details_xml();
     const auto text_argv = nvidia_smi_argv::details();
-    const std::vector<std::string>* used = nullptr;
-    auto adopt = [&](Result<NvidiaGpuTable> parsed, const std::vector<std::string>& argv) {
-      if (!parsed || parsed->gpus.empty()) {
-        walk.reject(argv, parsed ? std::string("no GPU in the report") : parsed.error().message);
-        return;
-      }
-      warn_problems(ctx, out, join_argv(argv), parsed->problems);
-      parsed->problems.clear();
-      table = std::move(*parsed);
-      found.details = table;
-      table_view = join_argv(argv);
-      used = &argv;
-    };
-    if (const auto r = walk.run(xml_argv)) adopt(parsers::parse_query_xml(r->out), xml_argv);
-    if (!used) {
-      auto r = details_result ? walk.take(text_argv, std::move(*details_result)) : walk.run(text_argv);
-      if (r) adopt(parsers::parse_query_text(r->out), text_argv);
+    const std::vector<std::string>* used = &xml_argv;
+    auto report = walk.read(xml_argv, parsers::parse_query_xml);
+    if (!report) {
+      used = &text_argv;
+      report = walk.read(text_argv, parsers::parse_query_text, std::move(details_result));
     }
-    walk.finish(used);
-    if (used)
+    walk.finish(report ? used : nullptr);
+    if (report) {
+      table_view = join_argv(*used);
+      warn_problems(ctx, out, table_view, report->problems);
+      report->problems.clear();
+      table = std::move(*report);
+      table_is_report = true;
       ctx.warn(out, WarningKind::degraded,
                text::cat(query_command, " failed; ", table.gpus.size(), " GPU(s) were read from ", table_view,
                          " instead (no compute capability: it is derived from the product name)"));
+    }
   }
 
   if (table.gpus.empty()) {
@@ -862,14 +857,13 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     // the GPU lines of `nvlink -s` (the same), `topo -m` (count, links, CPU
     // affinity).
     // Their failures were filed with the query's; these reads stay quiet.
-    std::vector<NvidiaGpuListing> listing = found.listing;
-    if (listing.empty() && results[3] && results[3]->succeeded()) {
-      listing = parsers::parse_gpu_list(results[3]->out);
-      if (!listing.empty()) table_view = "nvidia-smi nvlink -s";
-    } else if (!listing.empty()) {
+    if (found.listing.empty() && results[3] && results[3]->succeeded()) {
+      found.listing = parsers::parse_gpu_list(results[3]->out);
+      if (!found.listing.empty()) table_view = "nvidia-smi nvlink -s";
+    } else if (!found.listing.empty()) {
       table_view = "nvidia-smi -L";
     }
-    for (const auto& l : listing) {
+    for (const auto& l : found.listing) {
       NvidiaGpu g;
       g.index = l.index;
       g.name = l.name;
@@ -938,7 +932,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     const NvidiaGpuListing* listed = match_gpu(found.listing, d);
     // `-L` always names the UUID, which the visibility pass matches against.
     if (listed && !d.uuid) d.uuid = listed->uuid;
-    add_partitions(ctx, out, d, listed, detail_of(found.details, d));
+    add_partitions(ctx, out, d, listed, table_is_report ? &g : detail_of(found.details, d));
     apply_memory_kind(d, &g, sys);
     out.devices.push_back(std::move(d));
   }

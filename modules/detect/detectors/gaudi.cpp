@@ -340,23 +340,17 @@ std::optional<parsers::HlSmiReport> run_hl_smi(const DetectContext& ctx, Detecto
                                           "--format=csv,nounits"};
   const std::vector<std::string> table = {"hl-smi"};
   ToolViewWalk walk(ctx, out);
-  auto keep = [&](Result<parsers::HlSmiReport> parsed, const std::vector<std::string>& argv,
-                  std::string_view lost) -> std::optional<parsers::HlSmiReport> {
-    if (!parsed) {
-      walk.reject(argv, parsed.error().message);
-      return std::nullopt;
-    }
-    walk.finish(&argv, lost);
-    for (auto& p : parsed->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
-    parsed->problems.clear();
-    return std::move(*parsed);
-  };
-  if (const auto r = walk.run(query))
-    if (auto report = keep(parsers::parse_hl_smi_csv(r->out), query, {})) return report;
-  if (const auto r = walk.run(table))
-    if (auto report = keep(parsers::parse_hl_smi_table(r->out), table, "no uuid, serial or module id")) return report;
-  walk.finish(nullptr);
-  return std::nullopt;
+  const std::vector<std::string>* used = &query;
+  auto report = walk.read(query, parsers::parse_hl_smi_csv);
+  if (!report) {
+    used = &table;
+    report = walk.read(table, parsers::parse_hl_smi_table);
+  }
+  walk.finish(report ? used : nullptr, used == &table ? "no uuid, serial or module id" : "");
+  if (!report) return std::nullopt;
+  for (auto& p : report->problems) ctx.warn(out, WarningKind::parse_error, std::move(p));
+  report->problems.clear();
+  return report;
 }
 
 void set_published_memory(DeviceProfile& p, const parsers::GaudiModel& model) {

@@ -295,26 +295,14 @@ std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, Detecto
   const std::vector<std::string> list_argv = {"xpu-smi", "discovery"};
   const std::vector<std::string> table_argv = {"xpu-smi"};
   ToolViewWalk walk(ctx, out);
-  std::optional<std::vector<parsers::XpuSmiDevice>> listed;
-  const std::vector<std::string>* used = nullptr;
-  if (const auto r = walk.run(list_argv)) {
-    if (auto parsed = parsers::parse_xpu_smi_discovery(r->out)) {
-      listed = std::move(*parsed);
-      used = &list_argv;
-    } else {
-      walk.reject(list_argv, parsed.error().message);
-    }
+  const std::vector<std::string>* used = &list_argv;
+  auto listed = walk.read(list_argv, parsers::parse_xpu_smi_discovery);
+  if (!listed) {
+    used = &table_argv;
+    listed = walk.read(table_argv, parsers::parse_xpu_smi_table);
   }
-  if (!listed)
-    if (const auto r = walk.run(table_argv)) {
-      if (auto parsed = parsers::parse_xpu_smi_table(r->out)) {
-        listed = std::move(*parsed);
-        used = &table_argv;
-      } else {
-        walk.reject(table_argv, parsed.error().message);
-      }
-    }
-  walk.finish(used, used == &table_argv ? "the table, whose names may be cut, completed by discovery -d" : "");
+  walk.finish(listed ? used : nullptr,
+              used == &table_argv ? "the table, whose names may be cut, completed by discovery -d" : "");
   if (!listed || walk.stopped()) return {};
   drop_repeated_ids(ctx, out, *listed);
   std::vector<ToolRequest> requests;
