@@ -17,7 +17,6 @@ module;
 #include <utility>
 #include <vector>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <simdjson.h>
 #include <sys/stat.h>
@@ -26,6 +25,7 @@ module;
 #include "json_input.hpp"
 module hwaccel.detect;
 
+#include "manifest_json.hpp"
 #include "posix_file.hpp"
 
 namespace hwaccel {
@@ -36,31 +36,14 @@ namespace {
 constexpr std::size_t max_import_file = std::size_t{64} << 20;
 constexpr std::size_t max_import_entries = 200'000;
 
-Result<std::string> read_whole(const std::string& path) {
-  posix::FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    const ErrorKind kind = errno == ENOENT ? ErrorKind::not_found
-                           : errno == EACCES ? ErrorKind::permission_denied
-                                             : ErrorKind::io_error;
-    return fail(kind, text::cat("cannot read ", path, ": ", std::strerror(errno)));
-  }
-  struct stat st{};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-    return fail(ErrorKind::not_regular_file, text::cat(path, " is not a regular file"));
-  std::string data;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(ErrorKind::io_error, text::cat("cannot read ", path, ": ", std::strerror(errno)));
-    }
-    if (n == 0) break;
-    if (data.size() + static_cast<std::size_t>(n) > max_import_file)
-      return fail(ErrorKind::invalid_input, text::cat(path, " is larger than ", max_import_file >> 20, " MiB; not a pasted output"));
-    data.append(buffer, static_cast<std::size_t>(n));
-  }
-  return data;
+// Pasted files are read as the live System reads any file: regular files
+// only, with a cap (a wrong path to a disk image must not be slurped).
+Result<std::string> read_whole(const System& files, const std::string& path) {
+  auto content = files.read_file(path, max_import_file);
+  if (!content) return fail(content.error());
+  if (content->truncated)
+    return fail(ErrorKind::invalid_input, text::cat(path, " is larger than ", max_import_file >> 20, " MiB; not a pasted output"));
+  return std::move(content->data);
 }
 
 std::string parent_of(std::string_view path) {
@@ -147,16 +130,6 @@ std::string tool_name(std::string_view argv0) {
   return std::string(slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1));
 }
 
-// "03-nvidia-smi.stdout": the same naming as `hwaccel capture`.
-std::string output_file_name(std::size_t index, std::string_view tool, std::string_view stream) {
-  std::string safe;
-  for (const char c : tool) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-    safe.push_back(plain ? c : '_');
-  }
-  return text::cat(index < 10 ? "0" : "", index, "-", safe, ".", stream);
-}
-
 Result<void> add_command(ImportedCapture& plan, ImportedCapture::Command cmd, std::string_view where) {
   if (cmd.argv.empty() || cmd.argv[0].empty())
     return fail(ErrorKind::invalid_input, text::cat(where, ": empty command"));
@@ -172,16 +145,7 @@ Result<void> add_command(ImportedCapture& plan, ImportedCapture::Command cmd, st
 
 // ---- the manifest ----------------------------------------------------------
 
-Result<std::string> optional_string(simdjson::dom::object obj, std::string_view key, std::string_view where) {
-  simdjson::dom::element el;
-  if (obj[key].get(el) != simdjson::SUCCESS) return std::string();
-  std::string_view v;
-  if (el.get_string().get(v) != simdjson::SUCCESS)
-    return fail(ErrorKind::parse_error, text::cat(where, ": \"", key, "\" must be a string"));
-  return std::string(v);
-}
-
-Result<ImportedCapture> plan_from_manifest(const std::string& path, std::string_view json) {
+Result<ImportedCapture> plan_from_manifest(const System& files, const std::string& path, std::string_view json) {
   const std::string base = parent_of(path);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -191,94 +155,71 @@ Result<ImportedCapture> plan_from_manifest(const std::string& path, std::string_
   if (doc.get_object().get(root) != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, text::cat(path, " must hold a JSON object"));
   ImportedCapture plan;
-  auto machine = optional_string(root, "machine", path);
+  auto machine = manifest_json::string_field(root, "machine", path, false);
   if (!machine) return fail(machine.error());
   plan.machine = std::move(*machine);
-  auto source = optional_string(root, "source", path);
+  auto source = manifest_json::string_field(root, "source", path, false);
   if (!source) return fail(source.error());
   plan.source = std::move(*source);
+  if (auto r = manifest_json::string_map_field(root, "env", path, plan.env); !r) return fail(r.error());
 
-  simdjson::dom::element el;
-  if (root["env"].get(el) == simdjson::SUCCESS) {
-    simdjson::dom::object env;
-    if (el.get_object().get(env) != simdjson::SUCCESS)
-      return fail(ErrorKind::parse_error, text::cat(path, ": \"env\" must be an object of strings"));
-    for (auto [k, v] : env) {
-      std::string_view value;
-      if (v.get_string().get(value) != simdjson::SUCCESS)
-        return fail(ErrorKind::parse_error, text::cat(path, ": env \"", k, "\" must be a string"));
-      plan.env.emplace(std::string(k), std::string(value));
-    }
-  }
-  if (root["commands"].get(el) == simdjson::SUCCESS) {
-    simdjson::dom::array commands;
-    if (el.get_array().get(commands) != simdjson::SUCCESS)
-      return fail(ErrorKind::parse_error, text::cat(path, ": \"commands\" must be an array"));
-    std::size_t i = 0;
-    for (auto c : commands) {
-      const std::string where = text::cat(path, ": commands[", i++, "]");
-      simdjson::dom::object obj;
-      if (c.get_object().get(obj) != simdjson::SUCCESS) return fail(ErrorKind::parse_error, where + " must be an object");
-      ImportedCapture::Command cmd;
-      simdjson::dom::element argv;
-      if (obj["argv"].get(argv) != simdjson::SUCCESS)
-        return fail(ErrorKind::parse_error, where + ": missing \"argv\" (an array of words, or one command line)");
-      if (std::string_view line; argv.get_string().get(line) == simdjson::SUCCESS) {
-        auto words = split_command_line(line);
-        if (!words) return fail(ErrorKind::parse_error, text::cat(where, ": \"argv\" has an unclosed quote"));
-        cmd.argv = std::move(*words);
-      } else if (simdjson::dom::array words; argv.get_array().get(words) == simdjson::SUCCESS) {
-        for (auto w : words) {
-          std::string_view word;
-          if (w.get_string().get(word) != simdjson::SUCCESS)
-            return fail(ErrorKind::parse_error, where + ": \"argv\" must hold strings");
-          cmd.argv.emplace_back(word);
-        }
-      } else {
-        return fail(ErrorKind::parse_error, where + ": \"argv\" must be an array of words or a command line");
+  const auto command = [&](simdjson::dom::object obj, std::string_view where) -> Result<void> {
+    ImportedCapture::Command cmd;
+    simdjson::dom::element argv;
+    if (obj["argv"].get(argv) != simdjson::SUCCESS)
+      return fail(ErrorKind::parse_error, text::cat(where, ": missing \"argv\" (an array of words, or one command line)"));
+    if (std::string_view line; argv.get_string().get(line) == simdjson::SUCCESS) {
+      auto words = split_command_line(line);
+      if (!words) return fail(ErrorKind::parse_error, text::cat(where, ": \"argv\" has an unclosed quote"));
+      cmd.argv = std::move(*words);
+    } else if (simdjson::dom::array words; argv.get_array().get(words) == simdjson::SUCCESS) {
+      for (auto w : words) {
+        std::string_view word;
+        if (w.get_string().get(word) != simdjson::SUCCESS)
+          return fail(ErrorKind::parse_error, text::cat(where, ": \"argv\" must hold strings"));
+        cmd.argv.emplace_back(word);
       }
-      auto out = optional_string(obj, "stdout", where);
-      if (!out) return fail(out.error());
-      if (out->empty()) return fail(ErrorKind::parse_error, where + ": missing \"stdout\" (the file holding the output)");
-      auto text_out = read_whole(resolve(base, *out));
-      if (!text_out) return fail(text_out.error());
-      cmd.out = std::move(*text_out);
-      auto err = optional_string(obj, "stderr", where);
-      if (!err) return fail(err.error());
-      if (!err->empty()) {
-        auto text_err = read_whole(resolve(base, *err));
-        if (!text_err) return fail(text_err.error());
-        cmd.err = std::move(*text_err);
-      }
-      if (obj["exit"].get(el) == simdjson::SUCCESS) {
-        std::int64_t code = 0;
-        if (el.get_int64().get(code) != simdjson::SUCCESS || code < 0 || code > 255)
-          return fail(ErrorKind::parse_error, where + ": \"exit\" must be an integer from 0 to 255");
-        cmd.exit = static_cast<int>(code);
-      }
-      if (auto r = add_command(plan, std::move(cmd), where); !r) return fail(r.error());
+    } else {
+      return fail(ErrorKind::parse_error, text::cat(where, ": \"argv\" must be an array of words or a command line"));
     }
-  }
-  if (root["files"].get(el) == simdjson::SUCCESS) {
-    simdjson::dom::array files;
-    if (el.get_array().get(files) != simdjson::SUCCESS)
-      return fail(ErrorKind::parse_error, text::cat(path, ": \"files\" must be an array"));
-    std::size_t i = 0;
-    for (auto f : files) {
-      const std::string where = text::cat(path, ": files[", i++, "]");
-      simdjson::dom::object obj;
-      if (f.get_object().get(obj) != simdjson::SUCCESS) return fail(ErrorKind::parse_error, where + " must be an object");
-      auto at = optional_string(obj, "path", where);
-      if (!at) return fail(at.error());
-      if (!machine_path(*at))
-        return fail(ErrorKind::invalid_input,
-                    text::cat(where, ": \"path\" must be an absolute path on the captured machine without \"..\""));
-      auto from = optional_string(obj, "from", where);
-      if (!from) return fail(from.error());
-      if (from->empty()) return fail(ErrorKind::parse_error, where + ": missing \"from\" (the copied file or folder)");
-      plan.copies.push_back({std::move(*at), resolve(base, *from)});
+    auto out = manifest_json::string_field(obj, "stdout", where, false);
+    if (!out) return fail(out.error());
+    if (out->empty())
+      return fail(ErrorKind::parse_error, text::cat(where, ": missing \"stdout\" (the file holding the output)"));
+    auto text_out = read_whole(files, resolve(base, *out));
+    if (!text_out) return fail(text_out.error());
+    cmd.out = std::move(*text_out);
+    auto err = manifest_json::string_field(obj, "stderr", where, false);
+    if (!err) return fail(err.error());
+    if (!err->empty()) {
+      auto text_err = read_whole(files, resolve(base, *err));
+      if (!text_err) return fail(text_err.error());
+      cmd.err = std::move(*text_err);
     }
-  }
+    if (simdjson::dom::element el; obj["exit"].get(el) == simdjson::SUCCESS) {
+      std::int64_t code = 0;
+      if (el.get_int64().get(code) != simdjson::SUCCESS || code < 0 || code > 255)
+        return fail(ErrorKind::parse_error, text::cat(where, ": \"exit\" must be an integer from 0 to 255"));
+      cmd.exit = static_cast<int>(code);
+    }
+    return add_command(plan, std::move(cmd), where);
+  };
+  if (auto r = manifest_json::for_each_object(root, "commands", path, command); !r) return fail(r.error());
+
+  const auto file = [&](simdjson::dom::object obj, std::string_view where) -> Result<void> {
+    auto at = manifest_json::string_field(obj, "path", where, false);
+    if (!at) return fail(at.error());
+    if (!machine_path(*at))
+      return fail(ErrorKind::invalid_input,
+                  text::cat(where, ": \"path\" must be an absolute path on the captured machine without \"..\""));
+    auto from = manifest_json::string_field(obj, "from", where, false);
+    if (!from) return fail(from.error());
+    if (from->empty())
+      return fail(ErrorKind::parse_error, text::cat(where, ": missing \"from\" (the copied file or folder)"));
+    plan.copies.push_back({std::move(*at), resolve(base, *from)});
+    return {};
+  };
+  if (auto r = manifest_json::for_each_object(root, "files", path, file); !r) return fail(r.error());
   if (plan.commands.empty() && plan.copies.empty())
     return fail(ErrorKind::invalid_input, text::cat(path, " names no command output and no file: nothing to import"));
   return plan;
@@ -360,47 +301,43 @@ namespace {
 
 // ---- writing ---------------------------------------------------------------
 
-Result<void> copy_tree(const std::string& from, const std::string& to, std::size_t& entries) {
+Result<void> copy_tree(const System& files, const std::string& from, const std::string& to, std::size_t& entries) {
   if (++entries > max_import_entries)
     return fail(ErrorKind::invalid_input, text::cat("more than ", max_import_entries, " files to copy; not a capture"));
-  struct stat st{};
-  if (::lstat(from.c_str(), &st) != 0)
-    return fail(errno == ENOENT ? ErrorKind::not_found : ErrorKind::io_error,
-                text::cat("cannot read ", from, ": ", std::strerror(errno)));
+  const auto status = files.status(from, false);
+  if (!status) return fail(status.error());
   if (auto r = posix::make_dirs(parent_of(to)); !r) return r;
-  if (S_ISLNK(st.st_mode)) {
-    std::string target(4096, '\0');
-    const ssize_t n = ::readlink(from.c_str(), target.data(), target.size());
-    if (n < 0) return fail(ErrorKind::io_error, text::cat("cannot read the link ", from, ": ", std::strerror(errno)));
-    target.resize(static_cast<std::size_t>(n));
-    // Kept as it was: replay resolves it inside the fixture and refuses one
-    // that leaves it.
-    if (::symlink(target.c_str(), to.c_str()) != 0)
-      return fail(ErrorKind::io_error, text::cat("cannot create the link ", to, ": ", std::strerror(errno)));
-    return {};
-  }
-  if (S_ISDIR(st.st_mode)) {
-    if (auto r = posix::make_dirs(to); !r) return r;
-    DIR* dir = ::opendir(from.c_str());
-    if (!dir) return fail(ErrorKind::io_error, text::cat("cannot list ", from, ": ", std::strerror(errno)));
-    std::vector<std::string> names;
-    while (const dirent* e = ::readdir(dir)) {
-      const std::string_view name = e->d_name;
-      if (name != "." && name != "..") names.emplace_back(name);
+  switch (status->type) {
+    case FileType::symlink: {
+      // Kept as it was: replay resolves it inside the fixture and refuses one
+      // that leaves it.
+      const auto target = files.read_link(from);
+      if (!target) return fail(target.error());
+      if (::symlink(target->c_str(), to.c_str()) != 0)
+        return fail(ErrorKind::io_error, text::cat("cannot create the link ", to, ": ", std::strerror(errno)));
+      return {};
     }
-    ::closedir(dir);
-    std::sort(names.begin(), names.end());
-    for (const auto& name : names)
-      if (auto r = copy_tree(from + "/" + name, to + "/" + name, entries); !r) return r;
-    return {};
+    case FileType::directory: {
+      if (auto r = posix::make_dirs(to); !r) return r;
+      auto listing = files.list_dir(from);
+      if (!listing) return fail(listing.error());
+      std::sort(listing->begin(), listing->end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+      for (const auto& e : *listing)
+        if (auto r = copy_tree(files, from + "/" + e.name, to + "/" + e.name, entries); !r) return r;
+      return {};
+    }
+    case FileType::regular: {
+      auto data = read_whole(files, from);
+      if (!data) return fail(data.error());
+      return posix::write_all(to, *data);
+    }
+    default:
+      return posix::write_all(to, {});  // a device node: its existence is what counts
   }
-  if (!S_ISREG(st.st_mode)) return posix::write_all(to, {});  // a device node: its existence is what counts
-  auto data = read_whole(from);
-  if (!data) return fail(data.error());
-  return posix::write_all(to, *data);
 }
 
-Result<ImportSummary> write_plan(ImportedCapture& plan, std::string_view out_dir, std::string_view machine) {
+Result<ImportSummary> write_plan(const System& files, ImportedCapture& plan, std::string_view out_dir,
+                                 std::string_view machine) {
   auto fresh = posix::fresh_output_dir(out_dir);
   if (!fresh) return fail(fresh.error());
   const std::string dir = std::move(*fresh);
@@ -411,7 +348,7 @@ Result<ImportSummary> write_plan(ImportedCapture& plan, std::string_view out_dir
   ImportSummary summary;
   std::size_t entries = 0;
   for (const auto& c : plan.copies) {
-    if (auto r = copy_tree(c.from, root + c.machine_path, entries); !r) return fail(r.error());
+    if (auto r = copy_tree(files, c.from, root + c.machine_path, entries); !r) return fail(r.error());
     ++summary.files;
   }
   for (const auto& [at, content] : plan.contents) {
@@ -434,12 +371,8 @@ Result<ImportSummary> write_plan(ImportedCapture& plan, std::string_view out_dir
     CommandRecord rec;
     rec.argv = c.argv;
     rec.exit = c.exit;
-    rec.stdout_path = output_file_name(i, c.argv[0], "stdout");
-    if (auto r = posix::write_all(dir + "/commands/" + rec.stdout_path, c.out); !r) return fail(r.error());
-    if (c.err) {
-      rec.stderr_path = output_file_name(i, c.argv[0], "stderr");
-      if (auto r = posix::write_all(dir + "/commands/" + *rec.stderr_path, *c.err); !r) return fail(r.error());
-    }
+    if (auto r = posix::write_command_outputs(dir, i, rec, c.out, c.err ? std::string_view(*c.err) : std::string_view{}); !r)
+      return fail(r.error());
     tools.insert(c.argv[0]);
     manifest.commands.push_back(std::move(rec));
   }
@@ -457,21 +390,20 @@ Result<ImportSummary> write_plan(ImportedCapture& plan, std::string_view out_dir
 }  // namespace
 
 Result<ImportSummary> import_capture(std::string_view source_text, std::string_view out_dir, std::string_view machine) {
+  const auto files = make_live_system();
   std::string source(source_text);
   while (source.size() > 1 && source.back() == '/') source.pop_back();
-  struct stat st{};
-  if (::stat(source.c_str(), &st) != 0)
-    return fail(errno == ENOENT ? ErrorKind::not_found : ErrorKind::io_error,
-                text::cat("cannot read ", source, ": ", std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) source += "/import.json";
-  auto content = read_whole(source);
+  const auto status = files->status(source);
+  if (!status) return fail(status.error());
+  if (status->type == FileType::directory) source += "/import.json";
+  auto content = read_whole(*files, source);
   if (!content) return fail(content.error());
   const std::string_view head = text::trim(std::string_view(*content).substr(0, 64));
   // JSON is a manifest, whatever it holds; anything else is read as a transcript.
   const bool manifest = head.starts_with("{") || head.starts_with("[") || source.ends_with(".json");
-  auto plan = manifest ? plan_from_manifest(source, *content) : parse_capture_transcript(*content, source);
+  auto plan = manifest ? plan_from_manifest(*files, source, *content) : parse_capture_transcript(*content, source);
   if (!plan) return fail(plan.error());
-  return write_plan(*plan, out_dir, machine);
+  return write_plan(*files, *plan, out_dir, machine);
 }
 
 }  // namespace hwaccel

@@ -103,4 +103,23 @@ inline Result<std::string> fresh_output_dir(std::string_view dir_text) {
   return dir;
 }
 
+/// Writes one tool run's output into a fixture folder's commands/, named as
+/// `hwaccel capture` names them ("03-nvidia-smi.stdout"), and sets the
+/// record's paths to the files written (stderr only when there is some).
+inline Result<void> write_command_outputs(const std::string& dir, std::size_t index, CommandRecord& record,
+                                          std::string_view out, std::string_view err) {
+  std::string stem = text::cat(index < 10 ? "0" : "", index, "-");
+  for (const char c : record.argv.empty() ? std::string_view("tool") : std::string_view(record.argv[0])) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                       c == '_' || c == '.';
+    stem.push_back(plain ? c : '_');
+  }
+  record.stdout_path = stem + ".stdout";
+  if (auto r = write_all(dir + "/commands/" + record.stdout_path, out); !r) return r;
+  record.stderr_path.reset();
+  if (err.empty()) return {};
+  record.stderr_path = stem + ".stderr";
+  return write_all(dir + "/commands/" + *record.stderr_path, err);
+}
+
 }  // namespace hwaccel::posix

@@ -28,6 +28,7 @@ module;
 #include "json_input.hpp"
 module hwaccel.detect;
 
+#include "manifest_json.hpp"
 #include "posix_file.hpp"
 
 namespace hwaccel {
@@ -196,18 +197,6 @@ struct Indexer {
 
 // ---- manifest ----------------------------------------------------------------
 
-Result<std::string> get_string(simdjson::dom::object obj, std::string_view key, std::string_view where, bool required) {
-  simdjson::dom::element el;
-  if (obj[key].get(el) != simdjson::SUCCESS) {
-    if (required) return fail(ErrorKind::parse_error, text::cat(where, ": missing required field \"", key, "\""));
-    return std::string();
-  }
-  std::string_view v;
-  if (el.get_string().get(v) != simdjson::SUCCESS)
-    return fail(ErrorKind::parse_error, text::cat(where, ": field \"", key, "\" must be a string"));
-  return std::string(v);
-}
-
 // A path under commands/: relative, no "..", no NUL.
 bool safe_relative_path(std::string_view p) {
   if (p.empty() || p.front() == '/' || p.find('\0') != std::string_view::npos) return false;
@@ -234,27 +223,17 @@ Result<FixtureManifest> parse_fixture_manifest(std::string_view json) {
   if (format != 1)
     return fail(ErrorKind::parse_error, text::cat("fixture.json: unsupported format ", format, " (this version reads format 1)"));
   m.format = 1;
-  auto machine = get_string(root, "machine", "fixture.json", true);
+  auto machine = manifest_json::string_field(root, "machine", "fixture.json", true);
   if (!machine) return fail(machine.error());
   m.machine = std::move(*machine);
-  auto source = get_string(root, "source", "fixture.json", true);
+  auto source = manifest_json::string_field(root, "source", "fixture.json", true);
   if (!source) return fail(source.error());
   m.source = std::move(*source);
   if (root["synthetic"].get_bool().get(m.synthetic) != simdjson::SUCCESS)
     return fail(ErrorKind::parse_error, "fixture.json: missing or non-boolean field \"synthetic\"");
 
   simdjson::dom::element el;
-  if (root["env"].get(el) == simdjson::SUCCESS) {
-    simdjson::dom::object env;
-    if (el.get_object().get(env) != simdjson::SUCCESS)
-      return fail(ErrorKind::parse_error, "fixture.json: \"env\" must be an object of strings");
-    for (auto [k, v] : env) {
-      std::string_view value;
-      if (v.get_string().get(value) != simdjson::SUCCESS)
-        return fail(ErrorKind::parse_error, text::cat("fixture.json: env \"", k, "\" must be a string"));
-      m.env.emplace(std::string(k), std::string(value));
-    }
-  }
+  if (auto r = manifest_json::string_map_field(root, "env", "fixture.json", m.env); !r) return fail(r.error());
   if (root["tools"].get(el) == simdjson::SUCCESS) {
     simdjson::dom::array tools;
     if (el.get_array().get(tools) != simdjson::SUCCESS)
@@ -266,59 +245,53 @@ Result<FixtureManifest> parse_fixture_manifest(std::string_view json) {
       m.tools.emplace_back(name);
     }
   }
-  if (root["commands"].get(el) == simdjson::SUCCESS) {
-    simdjson::dom::array commands;
-    if (el.get_array().get(commands) != simdjson::SUCCESS)
-      return fail(ErrorKind::parse_error, "fixture.json: \"commands\" must be an array");
-    std::size_t i = 0;
-    for (auto c : commands) {
-      const std::string where = text::cat("fixture.json: commands[", i++, "]");
-      simdjson::dom::object cmd;
-      if (c.get_object().get(cmd) != simdjson::SUCCESS) return fail(ErrorKind::parse_error, where + " must be an object");
-      CommandRecord rec;
-      simdjson::dom::array argv;
-      if (cmd["argv"].get_array().get(argv) != simdjson::SUCCESS)
-        return fail(ErrorKind::parse_error, where + ": missing array field \"argv\"");
-      for (auto a : argv) {
-        std::string_view arg;
-        if (a.get_string().get(arg) != simdjson::SUCCESS)
-          return fail(ErrorKind::parse_error, where + ": \"argv\" must hold strings");
-        rec.argv.emplace_back(arg);
-      }
-      if (rec.argv.empty() || rec.argv[0].find('/') != std::string::npos)
-        return fail(ErrorKind::parse_error, where + ": argv[0] must be a bare tool name");
-      auto out = get_string(cmd, "stdout", where, true);
-      if (!out) return fail(out.error());
-      if (!safe_relative_path(*out))
-        return fail(ErrorKind::escapes_root, text::cat(where, ": stdout path \"", text::excerpt(*out), "\" leaves commands/"));
-      rec.stdout_path = std::move(*out);
-      if (cmd["stderr"].get(el) == simdjson::SUCCESS) {
-        std::string_view p;
-        if (el.get_string().get(p) != simdjson::SUCCESS || !safe_relative_path(p))
-          return fail(ErrorKind::parse_error, where + ": \"stderr\" must be a relative path under commands/");
-        rec.stderr_path = std::string(p);
-      }
-      std::int64_t exit_code = 0;
-      if (cmd["exit"].get_int64().get(exit_code) != simdjson::SUCCESS || exit_code < 0 || exit_code > 255)
-        return fail(ErrorKind::parse_error, where + ": missing integer field \"exit\" (0-255)");
-      rec.exit = static_cast<int>(exit_code);
-      if (cmd["signal"].get(el) == simdjson::SUCCESS) {
-        std::int64_t sig = 0;
-        if (el.get_int64().get(sig) != simdjson::SUCCESS || sig <= 0 || sig > 64)
-          return fail(ErrorKind::parse_error, where + ": \"signal\" must be a signal number");
-        rec.signal = static_cast<int>(sig);
-      }
-      if (cmd["duration_ms"].get(el) == simdjson::SUCCESS) {
-        std::int64_t ms = 0;
-        if (el.get_int64().get(ms) != simdjson::SUCCESS || ms < 0 || ms > 3'600'000)
-          return fail(ErrorKind::parse_error, where + ": \"duration_ms\" must be an integer between 0 and 3600000");
-        rec.duration_ms = static_cast<std::uint32_t>(ms);
-      }
-      if (cmd["hang"].get(el) == simdjson::SUCCESS && el.get_bool().get(rec.hang) != simdjson::SUCCESS)
-        return fail(ErrorKind::parse_error, where + ": \"hang\" must be a boolean");
-      m.commands.push_back(std::move(rec));
+  const auto command = [&](simdjson::dom::object cmd, std::string_view where) -> Result<void> {
+    simdjson::dom::element el;
+    CommandRecord rec;
+    simdjson::dom::array argv;
+    if (cmd["argv"].get_array().get(argv) != simdjson::SUCCESS)
+      return fail(ErrorKind::parse_error, text::cat(where, ": missing array field \"argv\""));
+    for (auto a : argv) {
+      std::string_view arg;
+      if (a.get_string().get(arg) != simdjson::SUCCESS)
+        return fail(ErrorKind::parse_error, text::cat(where, ": \"argv\" must hold strings"));
+      rec.argv.emplace_back(arg);
     }
-  }
+    if (rec.argv.empty() || rec.argv[0].find('/') != std::string::npos)
+      return fail(ErrorKind::parse_error, text::cat(where, ": argv[0] must be a bare tool name"));
+    auto out = manifest_json::string_field(cmd, "stdout", where, true);
+    if (!out) return fail(out.error());
+    if (!safe_relative_path(*out))
+      return fail(ErrorKind::escapes_root, text::cat(where, ": stdout path \"", text::excerpt(*out), "\" leaves commands/"));
+    rec.stdout_path = std::move(*out);
+    if (cmd["stderr"].get(el) == simdjson::SUCCESS) {
+      std::string_view p;
+      if (el.get_string().get(p) != simdjson::SUCCESS || !safe_relative_path(p))
+        return fail(ErrorKind::parse_error, text::cat(where, ": \"stderr\" must be a relative path under commands/"));
+      rec.stderr_path = std::string(p);
+    }
+    std::int64_t exit_code = 0;
+    if (cmd["exit"].get_int64().get(exit_code) != simdjson::SUCCESS || exit_code < 0 || exit_code > 255)
+      return fail(ErrorKind::parse_error, text::cat(where, ": missing integer field \"exit\" (0-255)"));
+    rec.exit = static_cast<int>(exit_code);
+    if (cmd["signal"].get(el) == simdjson::SUCCESS) {
+      std::int64_t sig = 0;
+      if (el.get_int64().get(sig) != simdjson::SUCCESS || sig <= 0 || sig > 64)
+        return fail(ErrorKind::parse_error, text::cat(where, ": \"signal\" must be a signal number"));
+      rec.signal = static_cast<int>(sig);
+    }
+    if (cmd["duration_ms"].get(el) == simdjson::SUCCESS) {
+      std::int64_t ms = 0;
+      if (el.get_int64().get(ms) != simdjson::SUCCESS || ms < 0 || ms > 3'600'000)
+        return fail(ErrorKind::parse_error, text::cat(where, ": \"duration_ms\" must be an integer between 0 and 3600000"));
+      rec.duration_ms = static_cast<std::uint32_t>(ms);
+    }
+    if (cmd["hang"].get(el) == simdjson::SUCCESS && el.get_bool().get(rec.hang) != simdjson::SUCCESS)
+      return fail(ErrorKind::parse_error, text::cat(where, ": \"hang\" must be a boolean"));
+    m.commands.push_back(std::move(rec));
+    return {};
+  };
+  if (auto r = manifest_json::for_each_object(root, "commands", "fixture.json", command); !r) return fail(r.error());
   return m;
 }
 

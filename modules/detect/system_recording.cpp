@@ -2,7 +2,6 @@
 // answered, then writes it out as a fixture folder that replays identically.
 module;
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -42,13 +41,6 @@ std::string join_path(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += "/" + n;
   return out.empty() ? std::string("/") : out;
-}
-
-// Tool output file name: "03-nvidia-smi.stdout".
-std::string output_name(std::size_t index, std::string_view tool, std::string_view stream) {
-  std::string safe;
-  for (char c : tool) safe.push_back((std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_');
-  return text::cat(index < 10 ? "0" : "", index, "-", safe, ".", stream);
 }
 
 }  // namespace
@@ -258,12 +250,7 @@ Result<void> RecordingSystem::write(std::string_view dir_text, std::string_view 
   for (std::size_t i = 0; i < state_->commands.size(); ++i) {
     const auto& c = state_->commands[i];
     CommandRecord rec = c.record;
-    rec.stdout_path = output_name(i, rec.argv[0], "stdout");
-    if (auto r = posix::write_all(dir + "/commands/" + rec.stdout_path, c.out); !r) return r;
-    if (!c.err.empty()) {
-      rec.stderr_path = output_name(i, rec.argv[0], "stderr");
-      if (auto r = posix::write_all(dir + "/commands/" + *rec.stderr_path, c.err); !r) return r;
-    }
+    if (auto r = posix::write_command_outputs(dir, i, rec, c.out, c.err); !r) return r;
     manifest.commands.push_back(std::move(rec));
   }
   return posix::write_all(dir + "/fixture.json", write_fixture_manifest(manifest));
