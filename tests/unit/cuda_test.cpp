@@ -767,6 +767,79 @@ TEST(CudaDetection, HeaderOnlyCsvFallsBackToQueryText) {
   EXPECT_EQ(r.warnings()[0].message, "nvidia-smi --query-gpu printed its header but no GPU rows (truncated output?)");
 }
 
+bool has_warning(const AcceleratorRegistry& r, WarningKind kind, std::string_view message) {
+  return std::any_of(r.warnings().begin(), r.warnings().end(),
+                     [&](const Warning& w) { return w.kind == kind && w.message == message; });
+}
+
+// The query missing (a pasted report, a query form that fails): `-q -x` is
+// read before `-q`, and a GPU's MIG devices come from the same report.
+TEST(CudaDetection, XmlReportBeforeQueryText) {
+  FixtureBuilder f;
+  f.tool("nvidia-smi").command(nvidia_smi_argv::details_xml(),
+                               "<?xml version=\"1.0\" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v12.dtd\">\n"
+                               "<nvidia_smi_log><driver_version>550.54.14</driver_version><attached_gpus>1</attached_gpus>"
+                               "<gpu id=\"00000000:18:00.0\"><product_name>NVIDIA H100 80GB HBM3</product_name>"
+                               "<mig_mode><current_mig>Enabled</current_mig></mig_mode><mig_devices><mig_device>"
+                               "<index>0</index><gpu_instance_id>1</gpu_instance_id><compute_instance_id>0</compute_instance_id>"
+                               "<fb_memory_usage><total>40448 MiB</total></fb_memory_usage></mig_device></mig_devices>"
+                               "<uuid>GPU-11111111-2222-3333-4444-555555555555</uuid>"
+                               "<pci><pci_bus_id>00000000:18:00.0</pci_bus_id><pci_device_id>233010DE</pci_device_id></pci>"
+                               "<fb_memory_usage><total>81559 MiB</total></fb_memory_usage>"
+                               "<temperature><gpu_temp>9999 C</gpu_temp></temperature></gpu></nvidia_smi_log>\n");
+  f.command(nvidia_smi_argv::details(), query_text_590_mig);  // present, but the XML answers first
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 1u);
+  const auto& d = device(r, 0);
+  EXPECT_EQ(d.memory_bytes, 81559ull << 20);
+  EXPECT_EQ(d.pci_bus_id, "0000:18:00.0");
+  EXPECT_EQ(d.properties.at("source"), "nvidia-smi -q -x");
+  EXPECT_EQ(d.properties.at("pci_id"), "10de:2330");
+  EXPECT_EQ(d.compute_capability, "9.0");
+  EXPECT_FALSE(d.temperature_c);  // 9999 C is not plausible: dropped with a warning, as from -q
+  ASSERT_EQ(d.partitions.size(), 1u);
+  EXPECT_EQ(d.partitions[0].memory_bytes, 40448ull << 20);
+  EXPECT_EQ(d.partitions[0].gpu_instance_id, 1u);
+  EXPECT_NE(all_warnings(r).find("invalid_value"), std::string::npos) << all_warnings(r);
+}
+
+// Only `-L` answers: the GPUs are named with their UUIDs and MIG devices, and a warning says what is unknown.
+TEST(CudaDetection, ListingAloneEnumeratesTheGpus) {
+  FixtureBuilder f;
+  f.command(nvidia_smi_argv::list(), listing(2, "NVIDIA A100-SXM4-80GB") +
+                                         "  MIG 1g.10gb     Device  0: (UUID: MIG-aaaaaaaa-0000-0000-0000-000000000000)\n");
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 2u);
+  EXPECT_EQ(device(r, 1).name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(device(r, 1).uuid, uuid_of(1));
+  EXPECT_FALSE(device(r, 1).memory_bytes);
+  EXPECT_EQ(device(r, 1).compute_capability, "8.0");
+  EXPECT_EQ(device(r, 1).partitions.size(), 1u);
+  EXPECT_EQ(device(r, 1).properties.at("source"), "nvidia-smi -L");
+  EXPECT_TRUE(has_warning(r, WarningKind::degraded,
+                          "2 GPU(s) are known only from nvidia-smi -L: names and UUIDs; no memory, bus id or PCIe link"))
+      << all_warnings(r);
+}
+
+// Only the topology matrix: the count, the links and the CPU affinity, nothing invented.
+TEST(CudaDetection, TopologyAloneGivesCountAndLinks) {
+  FixtureBuilder f;
+  f.command(nvidia_smi_argv::topology(),
+            "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV6\t0-7\t0\nGPU1\tNV6\t X \t8-15\t1\n");
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 2u);
+  EXPECT_EQ(device(r, 0).name, "NVIDIA GPU");
+  EXPECT_FALSE(device(r, 0).memory_bytes);
+  EXPECT_EQ(device(r, 1).cpu_affinity, "8-15");
+  ASSERT_EQ(r.links().size(), 1u);
+  EXPECT_EQ(r.links()[0].kind, LinkKind::nvlink);
+  EXPECT_EQ(r.links()[0].lanes, 6u);
+  EXPECT_TRUE(has_warning(r, WarningKind::degraded,
+                          "2 GPU(s) are known only from nvidia-smi topo -m: their count, links and CPU affinity; no "
+                          "name, memory or bus id"))
+      << all_warnings(r);
+}
+
 TEST(CudaDetection, BinaryGarbageFallsBackToSysfs) {
   FixtureBuilder f;
   gpu_sysfs(f, "0000:3b:00.0", 0, "0-15");

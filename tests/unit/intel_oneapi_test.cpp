@@ -288,3 +288,47 @@ TEST_F(OneApiDetection, OtherVendorsAndOtherDriversAreIgnored) {
 }
 
 }  // namespace
+
+namespace {
+
+constexpr const char* bare_table =
+    "+----------------------------------------------+----------------------------+------------------------+\n"
+    "|            Intel XPU-SMI v2.0    Driver: 9FF4708BCC22C0EE6FD801A    Level Zero: 1.27.0             |\n"
+    "+----------------------------------------------+----------------------------+------------------------+\n"
+    "| GPU  Name                    Persistence-M   | Bus-Id            Disp.A   |   Volatile Uncorr. ECC |\n"
+    "| Fan  Temp  Pwr:Usage/Cap                     | Memory-Usage               |   GPU-Util  Compute M. |\n"
+    "+----------------------------------------------+----------------------------+------------------------+\n"
+    "|   0  Intel(R) Arc(TM) B580   Off             | 0000:03:00.0      Off      |               Disabled |\n"
+    "| N/A    25C  66W / 380W                       | 239MiB / 12216MiB          |      0%        Default |\n"
+    "+----------------------------------------------+----------------------------+------------------------+\n";
+
+TEST(XpuSmiTable, DevicesFromTheBareTable) {
+  const auto devices = parsers::parse_xpu_smi_table(bare_table);
+  ASSERT_TRUE(devices) << devices.error().message;
+  ASSERT_EQ(devices->size(), 1u);
+  EXPECT_EQ((*devices)[0].device_id, 0u);
+  EXPECT_EQ((*devices)[0].get("Device Name"), "Intel(R) Arc(TM) B580");
+  EXPECT_EQ((*devices)[0].get("PCI BDF Address"), "0000:03:00.0");
+  EXPECT_EQ((*devices)[0].get("Memory Physical Size"), "12216 MiB");
+  EXPECT_FALSE(parsers::parse_xpu_smi_table("Segmentation fault\n"));
+  EXPECT_FALSE(parsers::parse_xpu_smi_table("| GPU  Name | Bus-Id |\n+---+\n"));
+}
+
+// An older xpu-smi without `discovery` (or a paste of the table alone): the
+// bare table lists the devices, and `discovery -d N` completes each.
+TEST_F(OneApiDetection, BareTableWhenDiscoveryIsRefused) {
+  f_.command({"xpu-smi", "discovery"}, "", 1, "Error: unknown command 'discovery'\n");
+  f_.command({"xpu-smi"}, bare_table);
+  f_.command({"xpu-smi", "discovery", "-d", "0"}, detail_box(0, "0000:03:00.0", "Intel(R) Arc(TM) B580 Graphics"));
+  const auto r = detect();
+  ASSERT_EQ(r.devices().size(), 1u);
+  const auto& d = r.devices()[0];
+  EXPECT_EQ(d.name, "Intel(R) Arc(TM) B580 Graphics");  // the details' full name, not the table's cut one
+  EXPECT_EQ(d.pci_bus_id, "0000:03:00.0");
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::degraded);
+  EXPECT_NE(r.warnings()[0].message.find("xpu-smi discovery exited with code 1"), std::string::npos);
+  EXPECT_NE(r.warnings()[0].message.find("read xpu-smi instead"), std::string::npos) << r.warnings()[0].message;
+}
+
+}  // namespace
