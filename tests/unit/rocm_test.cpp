@@ -871,4 +871,119 @@ TEST(RocmDetect, PcieKindFromThePciTree) {
   EXPECT_EQ(r.links()[0].source, "sysfs PCI topology");
 }
 
+// --- rocm-smi and rocminfo: the views of last resort ---------------------------
+
+constexpr const char* rocm_smi_all =
+    "============================ ROCm System Management Interface ============================\n"
+    "Driver version: 6.7.0\n"
+    "GPU[0]\t\t: Device ID: 0x74a1\n"
+    "GPU[1]\t\t: Device ID: 0x74a1\n"
+    "GPU[0]\t\t: Unique ID: 0x8d1457e2c20f59d2\n"
+    "GPU[1]\t\t: Unique ID: N/A\n"
+    "GPU[0]\t\t: get_power_profiles, Not supported on the given system\n"
+    "GPU[0]\t\t: PCI Bus: 0000:26:00.0\n"
+    "GPU[1]\t\t: PCI Bus: 0000:46:00.0\n"
+    "GPU[0]\t\t: Card series: \t\tAMD Instinct MI300X OAM\n"
+    "GPU[1]\t\t: Card series: \t\tAMD Instinct MI300X OAM\n";
+
+constexpr const char* rocminfo_two =
+    "*******\nAgent 1\n*******\n  Name:                    AMD EPYC 9474F\n  Device Type:             CPU\n"
+    "  BDFID:                   0\n  Pool Info:\n    Pool 1\n      Segment:                 GLOBAL; FLAGS: COARSE GRAINED\n"
+    "      Size:                    1188729676(0x46da934c) KB\n"
+    "*******\nAgent 2\n*******\n  Name:                    gfx942\n  Marketing Name:          AMD Instinct MI300X\n"
+    "  Device Type:             GPU\n  BDFID:                   17920\n  Compute Unit:            304\n"
+    "  Pool Info:\n    Pool 1\n      Segment:                 GLOBAL; FLAGS: COARSE GRAINED\n"
+    "      Size:                    201310208(0xbffc000) KB\n  ISA Info:\n    ISA 1\n"
+    "      Name:                    amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-\n"
+    "*******\nAgent 3\n*******\n  Name:                    gfx942\n  Marketing Name:          AMD Instinct MI300X\n"
+    "  Device Type:             GPU\n  BDFID:                   9728\n  Compute Unit:            304\n"
+    "  Pool Info:\n    Pool 1\n      Segment:                 GLOBAL; FLAGS: FINE GRAINED\n"
+    "      Size:                    1(0x1) KB\n    Pool 2\n      Segment:                 GLOBAL; FLAGS: COARSE GRAINED\n"
+    "      Size:                    201310208(0xbffc000) KB\n";
+
+TEST(RocmTools, RocmSmiTextForms) {
+  const auto all = parsers::parse_rocm_smi_text(rocm_smi_all);
+  ASSERT_TRUE(all) << all.error().message;
+  ASSERT_EQ(all->gpus.size(), 2u);
+  EXPECT_EQ(all->driver_version, "6.7.0");
+  EXPECT_EQ(all->gpus[0].get("Card series"), "AMD Instinct MI300X OAM");
+  EXPECT_EQ(all->gpus[0].get("PCI Bus"), "0000:26:00.0");
+  EXPECT_FALSE(all->gpus[1].get("Unique ID"));  // N/A
+  EXPECT_FALSE(all->gpus[0].get("get_power_profiles, Not supported on the given system"));
+
+  const auto concise = parsers::parse_rocm_smi_text(
+      "=== Concise Info ===\nDevice  [Model : Revision]    Temp        Power\n        Name (20 chars)       (Junction)\n"
+      "=============\n0       [0x74a1 : 0x00]       35.0\u00b0C      133.0W\n        AMD Instinct MI300X        \n"
+      "1       [0x74a1 : 0x00]       37.0\u00b0C      131.0W\n        AMD Instinct MI300X        \n==============\n");
+  ASSERT_TRUE(concise) << concise.error().message;
+  ASSERT_EQ(concise->gpus.size(), 2u);
+  EXPECT_EQ(concise->gpus[1].get("Device ID"), "0x74a1");
+  EXPECT_EQ(concise->gpus[1].get("Name"), "AMD Instinct MI300X");
+
+  const auto topo = parsers::parse_rocm_smi_text(
+      "== Link Type between two GPUs ==\n       GPU0         GPU1         GPU2         \n"
+      "GPU0   0            PCIE         PCIE         \n");
+  ASSERT_TRUE(topo) << topo.error().message;
+  EXPECT_EQ(topo->gpus.size(), 3u);
+
+  EXPECT_FALSE(parsers::parse_rocm_smi_text("ERROR: GPU[0]\n"));
+  EXPECT_FALSE(parsers::parse_rocm_smi_text(""));
+}
+
+TEST(RocmTools, RocmSmiJsonAndRocminfo) {
+  const auto json = parsers::parse_rocm_smi_json(
+      R"json({"card1": {"GPU ID": "0x738c", "Card series": "Arcturus GL-XL [Instinct MI100]", "Unique ID": "N/A",
+                    "VRAM Total Memory (B)": "34342961152"},
+          "card0": {"GPU ID": "0x738c", "PCI Bus": "0000:1E:00.0"},
+          "system": {"Driver version": "6.2.4"}})json");
+  ASSERT_TRUE(json) << json.error().message;
+  ASSERT_EQ(json->gpus.size(), 2u);
+  EXPECT_EQ(json->gpus[0].index, 0u);  // by index, not by the order of the document
+  EXPECT_EQ(json->gpus[1].get("VRAM Total Memory (B)"), "34342961152");
+  EXPECT_EQ(json->driver_version, "6.2.4");
+  EXPECT_FALSE(parsers::parse_rocm_smi_json(R"({"system": {}})"));
+  EXPECT_FALSE(parsers::parse_rocm_smi_json("{"));
+
+  const auto agents = parsers::parse_rocminfo(rocminfo_two);
+  ASSERT_TRUE(agents) << agents.error().message;
+  ASSERT_EQ(agents->size(), 2u);  // the CPU agent is left out
+  EXPECT_EQ((*agents)[0].gfx_target, "gfx942");  // not the ISA's name
+  EXPECT_EQ((*agents)[0].pci_address->to_string(), "0000:46:00.0");
+  EXPECT_EQ((*agents)[1].memory_bytes, 201310208ull * 1024);  // the coarse-grained pool, not the first
+  EXPECT_EQ((*agents)[1].compute_units, 304u);
+  EXPECT_FALSE(parsers::parse_rocminfo("ROCk module is NOT loaded, possibly no GPU devices\n"));
+}
+
+// No DRM sysfs (a container without /sys, a paste): rocm-smi names the GPUs,
+// rocminfo adds memory and the gfx target, joined by PCI address, not position.
+TEST(RocmTools, GpusFromRocmSmiJoinedWithRocminfo) {
+  FixtureBuilder f;
+  f.command({"rocm-smi", "-a", "--json"}, "", 2, "rocm-smi: error: unrecognized arguments: --json\n")
+      .command({"rocm-smi", "-a"}, rocm_smi_all)
+      .command({"rocminfo"}, rocminfo_two);
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 2u);
+  const auto& d0 = r.devices()[0];
+  EXPECT_EQ(d0.name, "AMD Instinct MI300X OAM");
+  EXPECT_EQ(d0.pci_bus_id, "0000:26:00.0");
+  EXPECT_EQ(d0.memory_bytes, 201310208ull * 1024);  // rocminfo's agent at 26:00.0 (listed second)
+  EXPECT_EQ(d0.compute_capability, "gfx942");
+  EXPECT_EQ(d0.uuid, "GPU-8d1457e2c20f59d2");
+  EXPECT_EQ(d0.driver_version, "6.7.0");
+  EXPECT_EQ(d0.properties.at("source"), "rocm-smi -a");
+  EXPECT_FALSE(r.devices()[1].uuid);
+  ASSERT_EQ(r.warnings().size(), 1u);
+  EXPECT_EQ(r.warnings()[0].kind, WarningKind::degraded);
+  EXPECT_NE(r.warnings()[0].message.find("rocm-smi -a and rocminfo"), std::string::npos) << r.warnings()[0].message;
+}
+
+// Where DRM sysfs is there and shows no AMD GPU, there is none: the tools are not run.
+TEST(RocmTools, SysfsWithoutAmdGpuRunsNoTool) {
+  FixtureBuilder f;
+  f.file("/sys/class/drm/version", "drm 1.1.0 20060810\n").command({"rocm-smi", "-a"}, rocm_smi_all);
+  const auto r = detect(f);
+  EXPECT_TRUE(r.devices().empty());
+  EXPECT_TRUE(r.warnings().empty());
+}
+
 }  // namespace

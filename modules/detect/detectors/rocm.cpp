@@ -189,7 +189,6 @@ std::string hex_digits(std::uint64_t value, int digits) {
 }
 
 // The UUID the ROCm runtime gives a GPU (ROCR/HIP_VISIBLE_DEVICES accept it).
-std::string runtime_uuid(std::uint64_t unique_id) { return "GPU-" + hex_digits(unique_id, 16); }
 
 std::string join_numbers(const std::vector<std::uint64_t>& values) {
   std::string s;
@@ -413,7 +412,14 @@ void RocmDetection::run() {
   // (a container or a dump that exposes KFD alone).
   if (!cards_.empty() || !dangling_.empty() || drm_cards == 0) topo_ = parsers::read_kfd_topology(ctx_, out_);
   std::vector<Board> kfd = kfd_boards(topo_);
-  if (cards_.empty() && kfd.empty()) return;
+  if (cards_.empty() && kfd.empty()) {
+    // Where sysfs shows the machine and no AMD GPU is in it, there is none.
+    // The tools are asked where sysfs cannot tell: no /sys/class/drm (a
+    // container without /sys, a pasted capture), or a /dev/kfd without a GPU
+    // in sysfs.
+    if ((drm_cards == 0 && !sys_.exists("/sys/class/drm")) || sys_.exists("/dev/kfd")) detect_rocm_from_tools(ctx_, out_);
+    return;
+  }
 
   // Join each card to its KFD board by PCI address; by render minor when KFD
   // gives no usable address.
@@ -554,7 +560,7 @@ Built RocmDetection::build(const Board& board, std::uint32_t index) {
     if (p.max_engine_clk_fcompute) d.properties["max_engine_clock_mhz"] = text::cat(*p.max_engine_clk_fcompute);
     d.properties["kfd_nodes"] = join_numbers(node_ids);
     if (!minors.empty()) d.properties["drm_render_minors"] = join_numbers(minors);
-    if (p.unique_id && *p.unique_id != 0) d.uuid = runtime_uuid(*p.unique_id);
+    if (p.unique_id && *p.unique_id != 0) d.uuid = amd_runtime_uuid(*p.unique_id);
     if (p.hive_id && *p.hive_id != 0) b.hive_id = p.hive_id;
     for (const auto& link : primary->io_links)
       if (link.type == parsers::kfd_link_type_pcie && link.node_to)
@@ -606,7 +612,7 @@ void RocmDetection::fill_from_card(Built& b, const DrmCard& card, const parsers:
     if (!value) {
       ctx_.warn(out_, WarningKind::parse_error, text::cat(dir, "/unique_id: '", text::excerpt(*uid, 40), "' is not hexadecimal"));
     } else if (*value != 0) {
-      std::string uuid = runtime_uuid(*value);
+      std::string uuid = amd_runtime_uuid(*value);
       if (!d.uuid) d.uuid = std::move(uuid);
       else if (*d.uuid != uuid)
         ctx_.warn(out_, WarningKind::inconsistent,
@@ -957,6 +963,10 @@ DetectorOutput detect_rocm(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector rocm_detector{"rocm", Backend::rocm, {}, &detect_rocm};
+std::string amd_runtime_uuid(std::uint64_t unique_id) { return "GPU-" + hex_digits(unique_id, 16); }
+
+constexpr std::array<std::string_view, 2> rocm_tools = {"rocm-smi", "rocminfo"};
+
+const Detector rocm_detector{"rocm", Backend::rocm, rocm_tools, &detect_rocm};
 
 }  // namespace hwaccel

@@ -1,6 +1,9 @@
-// ROCm backend: AMD GPUs from the amdgpu DRM sysfs and the KFD topology.
+// ROCm backend: AMD GPUs from the amdgpu DRM sysfs and the KFD topology,
+// and from rocm-smi and rocminfo where sysfs shows none.
 module;
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -154,8 +157,59 @@ struct KfdTopology {
 /// (amdgpu without ROCm compute, or no AMD GPU at all).
 KfdTopology read_kfd_topology(const DetectContext& ctx, DetectorOutput& out);
 
+/// One GPU as rocm-smi reports it: its index ("GPU[N]", "cardN") and the
+/// values under the keys rocm-smi prints ("Card series", "PCI Bus",
+/// "Unique ID", "VRAM Total Memory (B)"; the concise table's "Device ID" and
+/// "Name"), placeholders ("N/A", "Not supported") left out.
+struct RocmSmiGpu {
+  std::uint32_t index = 0;
+  std::map<std::string, std::string, std::less<>> fields;
+
+  std::optional<std::string_view> get(std::string_view key) const;
+};
+
+struct RocmSmiReport {
+  std::vector<RocmSmiGpu> gpus;  ///< by index
+  std::optional<std::string> driver_version;
+};
+
+/// `rocm-smi ... --json`: {"card0": {key: value}, ..., "system": {"Driver
+/// version": ...}}. parse_error when it is not JSON or names no card.
+Result<RocmSmiReport> parse_rocm_smi_json(std::string_view json);
+
+/// rocm-smi's text: the `GPU[N]\t\t: key: value` lines of `-a` and the
+/// --show* options, the default concise table (each GPU on two lines: index,
+/// "[0x74a1 : 0x00]", then the name), or the --showtopo matrices (the GPU
+/// count only). parse_error when no form names a GPU.
+Result<RocmSmiReport> parse_rocm_smi_text(std::string_view text);
+
+/// A GPU agent of `rocminfo` (CPU agents are left out).
+struct RocminfoAgent {
+  std::string gfx_target;      ///< "gfx942" (the agent's Name)
+  std::string marketing_name;  ///< "AMD Instinct MI300X"
+  std::optional<PciAddress> pci_address;  ///< from BDFID (bus << 8 | device << 3 | function), domain 0
+  std::optional<std::uint32_t> compute_units;
+  std::optional<std::uint64_t> memory_bytes;  ///< its first GLOBAL COARSE GRAINED pool (device memory)
+
+  friend bool operator==(const RocminfoAgent&, const RocminfoAgent&) = default;
+};
+
+/// Parses rocminfo's "Agent N" sections. parse_error when there is no agent
+/// at all (not rocminfo output); no GPU agent is an empty list.
+Result<std::vector<RocminfoAgent>> parse_rocminfo(std::string_view text);
+
 }  // namespace hwaccel::parsers
 
 export namespace hwaccel {
 extern const Detector rocm_detector;
+}
+
+namespace hwaccel {
+/// The last views of AMD GPUs, for when DRM sysfs and KFD show none (a
+/// restricted container, a paste): rocm-smi (`-a --json`, `-a`, the concise
+/// table, `--showtopo`), joined by PCI address with rocminfo, or rocminfo
+/// alone. Runs only where rocm-smi or rocminfo is on PATH.
+void detect_rocm_from_tools(const DetectContext& ctx, DetectorOutput& out);
+/// "GPU-8d1457e2c20f59d2": the UUID the ROCm runtime gives a GPU of this unique id.
+std::string amd_runtime_uuid(std::uint64_t unique_id);
 }
