@@ -195,6 +195,23 @@ void xpu_smi(std::string_view, std::string_view input, Findings& findings) {
   }
 }
 
+void rocm_smi(std::string_view param, std::string_view input, Findings& findings) {
+  const auto report = param == "json" ? parsers::parse_rocm_smi_json(input) : parsers::parse_rocm_smi_text(input);
+  if (!report) return;
+  findings.check(!report->gpus.empty(), "rocm-smi: success without a GPU");
+  for (std::size_t i = 1; i < report->gpus.size(); ++i)
+    findings.check(report->gpus[i - 1].index < report->gpus[i].index, "rocm-smi: GPUs out of order or repeated");
+  for (const auto& g : report->gpus)
+    for (const auto& [key, value] : g.fields) findings.check(!key.empty() && !value.empty(), "rocm-smi: an empty key or value");
+}
+
+void rocminfo(std::string_view, std::string_view input, Findings& findings) {
+  const auto agents = parsers::parse_rocminfo(input);
+  if (!agents) return;
+  for (const auto& a : *agents)
+    if (a.memory_bytes) findings.check(*a.memory_bytes % 1024 == 0, "rocminfo: a pool size that is not whole KB");
+}
+
 void capture_transcript(std::string_view, std::string_view input, Findings& findings) {
   const auto capture = parse_capture_transcript(input, "transcript");
   if (!capture) return;
