@@ -131,9 +131,9 @@ std::string tool_name(std::string_view argv0) {
 }
 
 Result<void> add_command(ImportedCapture& plan, ImportedCapture::Command cmd, std::string_view where) {
+  if (!cmd.argv.empty()) cmd.argv[0] = tool_name(cmd.argv[0]);
   if (cmd.argv.empty() || cmd.argv[0].empty())
-    return fail(ErrorKind::invalid_input, text::cat(where, ": empty command"));
-  cmd.argv[0] = tool_name(cmd.argv[0]);
+    return fail(ErrorKind::invalid_input, text::cat(where, ": empty command (no tool name)"));
   for (const auto& c : plan.commands)
     if (c.argv == cmd.argv) {
       plan.notes.push_back(text::cat(where, ": `", text::excerpt(cmd.argv[0]), " ...` appears twice; the first output is kept"));
@@ -278,7 +278,10 @@ Result<ImportedCapture> parse_capture_transcript(std::string_view text, std::str
     }
     std::vector<std::string>& argv = *words;
     if (argv[0] == "sudo") argv.erase(argv.begin());
-    if (argv.empty()) continue;
+    if (argv.empty() || tool_name(argv[0]).empty()) {
+      plan.notes.push_back(text::cat(where, ": `", text::excerpt(b.command, 60), "` names no tool; left out"));
+      continue;
+    }
     // `cat FILE` shows a file of the machine: it becomes that file.
     if (tool_name(argv[0]) == "cat") {
       if (argv.size() == 2 && machine_path(argv[1])) plan.contents[argv[1]] = std::move(b.output);

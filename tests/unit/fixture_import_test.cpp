@@ -58,6 +58,15 @@ TEST(CaptureTranscript, TextWithoutACommandIsAParseError) {
   EXPECT_EQ(only_pipes.error().kind, ErrorKind::invalid_input);
 }
 
+// Fuzz finding: "$ dir/" names a folder, not a tool; it is left out with a note, never an empty tool name.
+TEST(CaptureTranscript, ACommandWithoutAToolNameIsLeftOut) {
+  const auto c = parse_capture_transcript("$ nvidia-smi -L\nGPU 0: X (UUID: GPU-1)\n$ sver/nvidv/\nN\n", "t.txt");
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c->commands.size(), 1u);
+  ASSERT_EQ(c->notes.size(), 1u);
+  EXPECT_NE(c->notes[0].find("names no tool"), std::string::npos) << c->notes[0];
+}
+
 TEST(CaptureImport, ManifestReplaysThroughTheDetector) {
   TempDir dir;
   write_file(dir.path() / "in/L.txt", "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)\n");

@@ -174,7 +174,7 @@ Result<std::vector<RocminfoAgent>> parse_rocminfo(std::string_view text) {
   while (!text.empty() && ++lines <= 1'000'000) {
     const std::string_view raw = text::next_line(text);
     const std::string_view line = text::trim(raw);
-    if (raw.starts_with("Agent ") && text::parse_name_number(line.substr(6))) {
+    if (raw.starts_with("Agent ") && text::parse_name_number(text::trim(raw.substr(6)))) {
       close();
       agent.emplace();
       any_agent = true;
