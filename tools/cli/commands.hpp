@@ -1,7 +1,7 @@
 // The subcommands of hwaccel, each defined in its own translation unit.
 #pragma once
 
-#include "cli_common.hpp"
+#include "common.hpp"
 
 #include <string>
 

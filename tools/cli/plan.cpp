@@ -1,4 +1,4 @@
-// `hwaccel plan`, `hwaccel specs` and `hwaccel models`.
+// `hwaccel plan`: how a model runs on this machine, a fixture or hypothetical devices.
 #include "commands.hpp"
 
 #include <fmt/format.h>
@@ -36,14 +36,6 @@ struct PlanArgs {
   bool pretty = false;
   std::size_t max_shards = 32;
 };
-
-std::string bytes_text(std::uint64_t b) {
-  const double v = static_cast<double>(b);
-  if (v >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", v / (1024.0 * 1024 * 1024));
-  if (v >= 1024.0 * 1024) return fmt::format("{:.0f} MiB", v / (1024.0 * 1024));
-  if (v >= 1024.0) return fmt::format("{:.0f} KiB", v / 1024.0);
-  return fmt::format("{} B", b);
-}
 
 std::string rate_text(const std::optional<double>& r) { return r ? fmt::format("{:.1f}", *r) : std::string("unknown"); }
 
@@ -177,97 +169,6 @@ int run_plan(const PlanArgs& a) {
   return std::cout.good() ? 0 : exit_failure;
 }
 
-std::string optional_number(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
-
-int run_specs(bool json_output) {
-  if (json_output) {
-    json::Writer w(false);
-    w.begin_array();
-    for (const auto& s : device_specs()) {
-      w.begin_object();
-      w.field("id", s.id).field("name", s.name).field("product", s.product).field("vendor", s.vendor);
-      w.field("backend", to_string(s.backend)).field("family", to_string(s.family));
-      w.field("architecture", s.architecture);
-      if (!s.compute_capability.empty()) w.field("compute_capability", s.compute_capability);
-      w.field("memory_bytes", s.memory_bytes).field("memory_kind", to_string(s.memory_kind));
-      w.field("memory_bandwidth_gbps", s.memory_bandwidth_gbps);
-      w.field("fp32_tflops", s.fp32_tflops).field("bf16_tflops", s.bf16_tflops).field("fp16_tflops", s.fp16_tflops);
-      w.field("fp8_tflops", s.fp8_tflops).field("int8_tops", s.int8_tops);
-      if (s.fabric) {
-        w.key("fabric").begin_object();
-        w.field("kind", s.fabric->kind).field("name", s.fabric->name).field("bandwidth_gbps", s.fabric->bandwidth_gbps);
-        w.field("domain_size", s.fabric->domain_size);
-        w.end_object();
-      }
-      w.field("devices_per_package", s.devices_per_package);
-      w.field("source", s.source);
-      if (!s.notes.empty()) w.field("notes", s.notes);
-      w.end_object();
-    }
-    w.end_array();
-    std::cout << w.str() << "\n";
-    return 0;
-  }
-  std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9} {:>9} {:>9} {:>9}  {}\n", "NAME", "ID", "MEMORY", "GB/s",
-                           "BF16 TF", "FP16 TF", "FP8 TF", "FABRIC (GB/s per direction x domain)");
-  for (const auto& s : device_specs()) {
-    std::string fabric = "PCIe only";
-    if (s.fabric)
-      fabric = fmt::format("{} {} x {}", s.fabric->kind,
-                           s.fabric->bandwidth_gbps ? fmt::format("{:g}", *s.fabric->bandwidth_gbps) : "?",
-                           s.fabric->domain_size);
-    std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9g} {:>9} {:>9} {:>9}  {}\n", s.name, s.id,
-                             bytes_text(s.memory_bytes), s.memory_bandwidth_gbps, optional_number(s.bf16_tflops),
-                             optional_number(s.fp16_tflops), optional_number(s.fp8_tflops), fabric);
-  }
-  std::cout << "\nDense datasheet figures, per device. Use a NAME with --devices, e.g. "
-               "`hwaccel plan --model llama-3.1-70b --devices 8xH100-SXM-80GB`.\n";
-  return 0;
-}
-
-int run_models(bool json_output) {
-  if (json_output) {
-    json::Writer w(false);
-    w.begin_array();
-    for (const auto& e : model_catalogue()) {
-      const auto d = catalogue_model(e.id);
-      if (!d) continue;
-      const auto& a = d->architecture;
-      w.begin_object();
-      w.field("id", e.id).field("name", e.display_name).field("hf_repo", e.hf_repo).field("family", e.family);
-      w.field("params", d->parameters).field("active_params", d->active_parameters);
-      w.field("layers", a.layers).field("hidden_size", a.hidden_size).field("attention_heads", a.attention_heads);
-      w.field("kv_heads", a.kv_heads).field("head_dim", a.head_dim).field("intermediate_size", a.intermediate_size);
-      w.field("vocab_size", a.vocab_size).field("tied_embeddings", a.tied_embeddings);
-      w.field("max_context", a.max_context);
-      if (a.moe.is_moe()) w.field("experts", a.moe.experts).field("experts_per_token", a.moe.experts_per_token);
-      w.field("attention", to_string(a.attention_kind()));
-      w.field("source", e.source);
-      w.end_object();
-    }
-    w.end_array();
-    std::cout << w.str() << "\n";
-    return 0;
-  }
-  std::cout << fmt::format("{:<16} {:<20} {:>9} {:>7} {:>6} {:>10} {:>7} {:>8}  {}\n", "ID", "NAME", "PARAMS",
-                           "LAYERS", "HIDDEN", "HEADS/KV", "VOCAB", "CONTEXT", "EXPERTS");
-  for (const auto& e : model_catalogue()) {
-    const auto d = catalogue_model(e.id);
-    if (!d) continue;
-    const auto& a = d->architecture;
-    const std::string experts =
-        a.moe.is_moe() ? fmt::format("{} of {} ({:.1f} B active)", a.moe.experts_per_token, a.moe.experts,
-                                     static_cast<double>(d->active_parameters) / 1e9)
-                       : std::string("-");
-    std::cout << fmt::format("{:<16} {:<20} {:>8.2f}B {:>7} {:>6} {:>10} {:>7} {:>8}  {}\n", e.id, e.display_name,
-                             static_cast<double>(d->parameters) / 1e9, a.layers, a.hidden_size,
-                             fmt::format("{}/{}", a.attention_heads, a.kv_heads), a.vocab_size, a.max_context, experts);
-  }
-  std::cout << "\nArchitectures from each model's published config.json. Use an ID with --model, e.g. "
-               "`hwaccel plan --model llama-3.1-70b`.\n";
-  return 0;
-}
-
 }  // namespace
 
 Command add_plan_command(CLI::App& app) {
@@ -295,20 +196,6 @@ Command add_plan_command(CLI::App& app) {
   cmd->add_flag("--pretty", args->pretty, "Indent the JSON");
   cmd->add_option("--max-shards", args->max_shards, "Shards listed in text output");
   return {cmd, [args] { return run_plan(*args); }};
-}
-
-Command add_specs_command(CLI::App& app) {
-  auto json = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("specs", "List the published device specs `--devices` accepts");
-  cmd->add_flag("--json", *json, "JSON output");
-  return {cmd, [json] { return run_specs(*json); }};
-}
-
-Command add_models_command(CLI::App& app) {
-  auto json = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("models", "List the built-in model catalogue `--model` accepts");
-  cmd->add_flag("--json", *json, "JSON output");
-  return {cmd, [json] { return run_models(*json); }};
 }
 
 }  // namespace hwaccel::cli

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <utility>
 
-#include "cli_common.hpp"
+#include "common.hpp"
 
 namespace hwaccel::cli {
 

@@ -1,5 +1,5 @@
 // Terminal detection, timestamps and whole-file I/O for the CLI.
-#include "cli_common.hpp"
+#include "common.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -8,6 +8,8 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -62,6 +64,14 @@ bool read_file(const std::string& path, std::string& content, std::string& error
     return false;
   }
   return true;
+}
+
+std::string bytes_text(std::uint64_t b) {
+  const double v = static_cast<double>(b);
+  if (v >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", v / (1024.0 * 1024 * 1024));
+  if (v >= 1024.0 * 1024) return fmt::format("{:.0f} MiB", v / (1024.0 * 1024));
+  if (v >= 1024.0) return fmt::format("{:.0f} KiB", v / 1024.0);
+  return fmt::format("{} B", b);
 }
 
 }  // namespace hwaccel::cli

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,8 @@ bool is_terminal(int fd);
 std::string utc_timestamp();
 /// Writes a whole file; on failure returns false and sets `error`.
 bool write_file(const std::string& path, std::string_view content, std::string& error);
+/// "1.5 GiB", "300 MiB", "12 KiB", "7 B".
+std::string bytes_text(std::uint64_t bytes);
 /// Reads a whole file up to `cap` bytes; on failure returns false and sets `error`.
 bool read_file(const std::string& path, std::string& content, std::string& error, std::size_t cap = 64 << 20);
 

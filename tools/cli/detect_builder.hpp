@@ -1,0 +1,15 @@
+// The detection that `detect`, `capture` and the planners configure from the
+// command line. Include after `import hwaccel;` (it uses the module's types).
+#pragma once
+
+#include <optional>
+
+#include "commands.hpp"
+
+namespace hwaccel::cli {
+
+/// A builder from --backends (or $HWACCEL_BACKENDS), --no-system-probes and
+/// --timeout-ms; a bad backend list prints why and gives nothing (exit 2).
+std::optional<DetectBuilder> make_builder(const DetectArgs& args);
+
+}  // namespace hwaccel::cli

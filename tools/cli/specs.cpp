@@ -1,0 +1,73 @@
+// `hwaccel specs`: the published device specs `--devices` accepts.
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+import hwaccel;
+
+namespace hwaccel::cli {
+namespace {
+
+std::string optional_number(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
+
+int run_specs(bool json_output) {
+  if (json_output) {
+    json::Writer w(false);
+    w.begin_array();
+    for (const auto& s : device_specs()) {
+      w.begin_object();
+      w.field("id", s.id).field("name", s.name).field("product", s.product).field("vendor", s.vendor);
+      w.field("backend", to_string(s.backend)).field("family", to_string(s.family));
+      w.field("architecture", s.architecture);
+      if (!s.compute_capability.empty()) w.field("compute_capability", s.compute_capability);
+      w.field("memory_bytes", s.memory_bytes).field("memory_kind", to_string(s.memory_kind));
+      w.field("memory_bandwidth_gbps", s.memory_bandwidth_gbps);
+      w.field("fp32_tflops", s.fp32_tflops).field("bf16_tflops", s.bf16_tflops).field("fp16_tflops", s.fp16_tflops);
+      w.field("fp8_tflops", s.fp8_tflops).field("int8_tops", s.int8_tops);
+      if (s.fabric) {
+        w.key("fabric").begin_object();
+        w.field("kind", s.fabric->kind).field("name", s.fabric->name).field("bandwidth_gbps", s.fabric->bandwidth_gbps);
+        w.field("domain_size", s.fabric->domain_size);
+        w.end_object();
+      }
+      w.field("devices_per_package", s.devices_per_package);
+      w.field("source", s.source);
+      if (!s.notes.empty()) w.field("notes", s.notes);
+      w.end_object();
+    }
+    w.end_array();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9} {:>9} {:>9} {:>9}  {}\n", "NAME", "ID", "MEMORY", "GB/s",
+                           "BF16 TF", "FP16 TF", "FP8 TF", "FABRIC (GB/s per direction x domain)");
+  for (const auto& s : device_specs()) {
+    std::string fabric = "PCIe only";
+    if (s.fabric)
+      fabric = fmt::format("{} {} x {}", s.fabric->kind,
+                           s.fabric->bandwidth_gbps ? fmt::format("{:g}", *s.fabric->bandwidth_gbps) : "?",
+                           s.fabric->domain_size);
+    std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9g} {:>9} {:>9} {:>9}  {}\n", s.name, s.id,
+                             bytes_text(s.memory_bytes), s.memory_bandwidth_gbps, optional_number(s.bf16_tflops),
+                             optional_number(s.fp16_tflops), optional_number(s.fp8_tflops), fabric);
+  }
+  std::cout << "\nDense datasheet figures, per device. Use a NAME with --devices, e.g. "
+               "`hwaccel plan --model llama-3.1-70b --devices 8xH100-SXM-80GB`.\n";
+  return 0;
+}
+
+}  // namespace
+
+Command add_specs_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("specs", "List the published device specs `--devices` accepts");
+  cmd->add_flag("--json", *json, "JSON output");
+  return {cmd, [json] { return run_specs(*json); }};
+}
+
+}  // namespace hwaccel::cli
