@@ -1,6 +1,8 @@
 // JSON writer: canonical, locale-free, UTF-8 safe.
 module;
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -104,104 +106,101 @@ void append_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-Writer::Writer(bool pretty, std::size_t reserve) : pretty_(pretty) { out_.reserve(reserve); }
+// The longest escape is \u00XX: six bytes for one.
+char* escape_into(char* p, std::string_view s) noexcept {
+  *p++ = '"';
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = i;
+    while (j + 8 <= s.size()) {
+      std::uint64_t word;
+      std::memcpy(&word, s.data() + j, sizeof word);
+      if (word_may_need_escape(word)) break;
+      j += 8;
+    }
+    while (j < s.size() && !needs_escape(static_cast<unsigned char>(s[j]))) ++j;
+    std::memcpy(p, s.data() + i, j - i);
+    p += j - i;
+    i = j;
+    if (i >= s.size()) break;
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const std::size_t n = utf8_sequence_length(s, i);
+      if (n == 0) {
+        std::memcpy(p, "\xef\xbf\xbd", 3);  // U+FFFD
+        p += 3;
+        ++i;
+      } else {
+        std::memcpy(p, s.data() + i, n);
+        p += n;
+        i += n;
+      }
+      continue;
+    }
+    *p++ = '\\';
+    switch (c) {
+      case '"': *p++ = '"'; break;
+      case '\\': *p++ = '\\'; break;
+      case '\n': *p++ = 'n'; break;
+      case '\r': *p++ = 'r'; break;
+      case '\t': *p++ = 't'; break;
+      case '\b': *p++ = 'b'; break;
+      case '\f': *p++ = 'f'; break;
+      default: {
+        constexpr char hex[] = "0123456789abcdef";
+        const char esc[] = {'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
+        std::memcpy(p, esc, sizeof esc);
+        p += sizeof esc;
+      }
+    }
+    ++i;
+  }
+  *p++ = '"';
+  return p;
+}
+
+Writer::Writer(bool pretty, std::size_t reserve) : pretty_(pretty) { out_.resize(reserve); }
+
+void Writer::grow(std::size_t n) { out_.resize(std::max(out_.size() * 2, size_ + n + 256)); }
 
 void Writer::newline() {
-  out_.push_back('\n');
-  out_.append(static_cast<std::size_t>(depth_) * 2, ' ');
-}
-
-void Writer::before_value() {
-  if (after_key_) {
-    after_key_ = false;
-    return;
-  }
-  if (depth_ == 0) return;
-  if (!first_) out_.push_back(',');
-  first_ = false;
-  if (pretty_) newline();
-}
-
-Writer& Writer::begin_object() {
-  before_value();
-  out_.push_back('{');
-  ++depth_;
-  first_ = true;
-  return *this;
-}
-
-Writer& Writer::end_object() {
-  --depth_;
-  if (pretty_ && !first_) newline();
-  out_.push_back('}');
-  first_ = false;
-  return *this;
-}
-
-Writer& Writer::begin_array() {
-  before_value();
-  out_.push_back('[');
-  ++depth_;
-  first_ = true;
-  return *this;
-}
-
-Writer& Writer::end_array() {
-  --depth_;
-  if (pretty_ && !first_) newline();
-  out_.push_back(']');
-  first_ = false;
-  return *this;
+  const auto indent = static_cast<std::size_t>(depth_) * 2;
+  char* p = room(indent + 1);
+  *p = '\n';
+  std::memset(p + 1, ' ', indent);
+  commit(p + 1 + indent);
 }
 
 Writer& Writer::key(std::string_view name) {
-  if (!first_) out_.push_back(',');
+  if (!first_) put(',');
   first_ = false;
   if (pretty_) newline();
-  append_string(out_, name);
-  out_.push_back(':');
-  if (pretty_) out_.push_back(' ');
+  char* p = escape_into(room(name.size() * 6 + 4), name);
+  *p++ = ':';
+  if (pretty_) *p++ = ' ';
+  commit(p);
   after_key_ = true;
-  return *this;
-}
-
-Writer& Writer::value(std::string_view v) {
-  before_value();
-  append_string(out_, v);
-  return *this;
-}
-
-Writer& Writer::value(bool v) {
-  before_value();
-  out_.append(v ? "true" : "false");
-  return *this;
-}
-
-Writer& Writer::value(std::int64_t v) {
-  before_value();
-  text::append_int(out_, v);
-  return *this;
-}
-
-Writer& Writer::value(std::uint64_t v) {
-  before_value();
-  text::append_uint(out_, v);
   return *this;
 }
 
 Writer& Writer::value(double v) {
   before_value();
+  char* p = room(32);
   if (!(v == v) || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) {
-    out_.append("null");
+    std::memcpy(p, "null", 4);
+    commit(p + 4);
   } else {
-    text::append_double(out_, v);
+    // Shortest form that reads back to the same double, as text::append_double.
+    commit(std::to_chars(p, p + 32, v).ptr);
   }
   return *this;
 }
 
 Writer& Writer::null() {
   before_value();
-  out_.append("null");
+  char* p = room(4);
+  std::memcpy(p, "null", 4);
+  commit(p + 4);
   return *this;
 }
 

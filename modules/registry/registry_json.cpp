@@ -275,57 +275,80 @@ using simdjson::dom::array;
 using simdjson::dom::element;
 using simdjson::dom::object;
 
+// Where a value sits in the document ("devices[3].pcie.max_width"), spelled
+// out only when an error names it: reading a valid document builds no text.
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view name;  // a member's name; unused for an array element
+  std::size_t index = 0;  // an array element's position
+  bool is_element = false;
+
+  std::string str() const {
+    std::string out = parent ? parent->str() : std::string();
+    if (is_element) {
+      out += text::cat("[", index, "]");
+    } else {
+      if (!out.empty()) out += '.';
+      out.append(name);
+    }
+    return out;
+  }
+};
+
+Path at_member(const Path& parent, std::string_view name) { return Path{&parent, name, 0, false}; }
+Path at_index(const Path& parent, std::size_t index) { return Path{&parent, {}, index, true}; }
+
 class Reader {
  public:
   Error error;
   bool failed = false;
 
-  bool fail_at(const std::string& path, std::string_view what) {
+  bool fail_at(const Path& path, std::string_view what) {
     if (!failed) {
       failed = true;
-      error = Error{ErrorKind::parse_error, text::cat("registry JSON: ", path, " ", what)};
+      error = Error{ErrorKind::parse_error, text::cat("registry JSON: ", path.str(), " ", what)};
     }
     return false;
   }
 
-  bool read(element e, const std::string& path, std::string& out) {
+  bool read(element e, const Path& path, std::string& out) {
     std::string_view v;
     if (e.get_string().get(v) != simdjson::SUCCESS) return fail_at(path, "must be a string");
     out.assign(v);
     return true;
   }
-  bool read(element e, const std::string& path, std::optional<std::string>& out) {
+  bool read(element e, const Path& path, std::optional<std::string>& out) {
     std::string s;
     if (!read(e, path, s)) return false;
     out = std::move(s);
     return true;
   }
-  bool read(element e, const std::string& path, bool& out) {
+  bool read(element e, const Path& path, bool& out) {
     if (e.get_bool().get(out) != simdjson::SUCCESS) return fail_at(path, "must be true or false");
     return true;
   }
   template <class T>
     requires std::is_unsigned_v<T>
-  bool read(element e, const std::string& path, T& out) {
+  bool read(element e, const Path& path, T& out) {
     std::uint64_t v = 0;
     if (e.get_uint64().get(v) != simdjson::SUCCESS || v > std::numeric_limits<T>::max())
       return fail_at(path, "must be an unsigned integer in range");
     out = static_cast<T>(v);
     return true;
   }
-  bool read(element e, const std::string& path, std::int32_t& out) {
+  bool read(element e, const Path& path, std::int32_t& out) {
     std::int64_t v = 0;
     if (e.get_int64().get(v) != simdjson::SUCCESS || v < INT32_MIN || v > INT32_MAX)
       return fail_at(path, "must be an integer in range");
     out = static_cast<std::int32_t>(v);
     return true;
   }
-  bool read(element e, const std::string& path, double& out) {
+  bool read(element e, const Path& path, double& out) {
     if (e.get_double().get(out) != simdjson::SUCCESS) return fail_at(path, "must be a number");
     return true;
   }
   template <class T>
-  bool read(element e, const std::string& path, std::optional<T>& out) {
+  bool read(element e, const Path& path, std::optional<T>& out) {
     if (e.is_null()) {
       out.reset();
       return true;
@@ -335,30 +358,30 @@ class Reader {
     out = std::move(v);
     return true;
   }
-  bool read(element e, const std::string& path, std::vector<std::string>& out) {
+  bool read(element e, const Path& path, std::vector<std::string>& out) {
     array a;
     if (e.get_array().get(a) != simdjson::SUCCESS) return fail_at(path, "must be an array of strings");
     std::size_t i = 0;
     for (element item : a) {
       std::string s;
-      if (!read(item, text::cat(path, "[", i++, "]"), s)) return false;
+      if (!read(item, at_index(path, i++), s)) return false;
       out.push_back(std::move(s));
     }
     return true;
   }
-  bool read(element e, const std::string& path, std::map<std::string, std::string, std::less<>>& out) {
+  bool read(element e, const Path& path, std::map<std::string, std::string, std::less<>>& out) {
     object o;
     if (e.get_object().get(o) != simdjson::SUCCESS) return fail_at(path, "must be an object of strings");
     for (auto [k, v] : o) {
       std::string s;
-      if (!read(v, text::cat(path, ".", k), s)) return false;
+      if (!read(v, at_member(path, k), s)) return false;
       out.insert_or_assign(std::string(k), std::move(s));
     }
     return true;
   }
 
   template <class Enum>
-  bool read_enum(element e, const std::string& path, Enum& out, std::optional<Enum> (*parse)(std::string_view) noexcept) {
+  bool read_enum(element e, const Path& path, Enum& out, std::optional<Enum> (*parse)(std::string_view) noexcept) {
     std::string_view v;
     if (e.get_string().get(v) != simdjson::SUCCESS) return fail_at(path, "must be a string");
     const auto parsed = parse(v);
@@ -367,21 +390,21 @@ class Reader {
     return true;
   }
 
-  bool object_of(element e, const std::string& path, object& out) {
+  bool object_of(element e, const Path& path, object& out) {
     if (e.get_object().get(out) != simdjson::SUCCESS) return fail_at(path, "must be an object");
     return true;
   }
 
-  bool array_of(element e, const std::string& path, array& out) {
+  bool array_of(element e, const Path& path, array& out) {
     if (e.get_array().get(out) != simdjson::SUCCESS) return fail_at(path, "must be an array");
     return true;
   }
 
-  bool pcie(element e, const std::string& path, PcieLink& link) {
+  bool pcie(element e, const Path& path, PcieLink& link) {
     object o;
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
-      const std::string p = text::cat(path, ".", k);
+      const Path p = at_member(path, k);
       if (k == "current_speed_gts") read(v, p, link.current_speed_gts);
       else if (k == "max_speed_gts") read(v, p, link.max_speed_gts);
       else if (k == "current_width") read(v, p, link.current_width);
@@ -391,11 +414,11 @@ class Reader {
     return true;
   }
 
-  bool partition(element e, const std::string& path, DevicePartition& part) {
+  bool partition(element e, const Path& path, DevicePartition& part) {
     object o;
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
-      const std::string p = text::cat(path, ".", k);
+      const Path p = at_member(path, k);
       if (k == "id") read(v, p, part.id);
       else if (k == "index") read(v, p, part.index);
       else if (k == "profile") read(v, p, part.profile);
@@ -411,61 +434,82 @@ class Reader {
     return true;
   }
 
-  bool device(element e, const std::string& path, DeviceProfile& d) {
+  bool device(element e, const Path& path, DeviceProfile& d) {
     object o;
     if (!object_of(e, path, o)) return false;
     bool has_id = false, has_backend = false;
-    // One buffer for every field's path: a device has dozens of fields.
-    std::string p;
-    p.reserve(path.size() + 32);
     for (auto [k, v] : o) {
-      p.assign(path).append(".").append(k);
-      if (k == "id") has_id = read(v, p, d.id);
-      else if (k == "backend") has_backend = read_enum(v, p, d.backend, &parse_backend);
-      else if (k == "family") read_enum(v, p, d.family, &parse_family);
-      else if (k == "index") read(v, p, d.index);
-      else if (k == "name") read(v, p, d.name);
-      else if (k == "vendor") read(v, p, d.vendor);
-      else if (k == "uuid") read(v, p, d.uuid);
-      else if (k == "pci_bus_id") read(v, p, d.pci_bus_id);
-      else if (k == "numa_node") read(v, p, d.numa_node);
-      else if (k == "cpu_affinity") read(v, p, d.cpu_affinity);
-      else if (k == "memory_bytes") read(v, p, d.memory_bytes);
-      else if (k == "memory_free_bytes") read(v, p, d.memory_free_bytes);
-      else if (k == "memory_used_bytes") read(v, p, d.memory_used_bytes);
-      else if (k == "memory_kind") read_enum(v, p, d.memory_kind, &parse_memory_kind);
-      else if (k == "shared_memory_bytes") read(v, p, d.shared_memory_bytes);
-      else if (k == "memory_bandwidth_gbps") read(v, p, d.memory_bandwidth_gbps);
-      else if (k == "driver_version") read(v, p, d.driver_version);
-      else if (k == "firmware_version") read(v, p, d.firmware_version);
-      else if (k == "compute_capability") read(v, p, d.compute_capability);
-      else if (k == "architecture") read(v, p, d.architecture);
-      else if (k == "compute_units") read(v, p, d.compute_units);
-      else if (k == "pcie") {
-        if (!v.is_null()) {
-          d.pcie.emplace();
-          pcie(v, p, *d.pcie);
-        }
-      } else if (k == "power_watts") read(v, p, d.power_watts);
-      else if (k == "power_limit_watts") read(v, p, d.power_limit_watts);
-      else if (k == "temperature_c") read(v, p, d.temperature_c);
-      else if (k == "utilization_percent") read(v, p, d.utilization_percent);
-      else if (k == "integrated") read(v, p, d.integrated);
-      else if (k == "available") read(v, p, d.available);
-      else if (k == "visible") read(v, p, d.visible);
-      else if (k == "runtime_index") read(v, p, d.runtime_index);
-      else if (k == "partitions") {
-        array a;
-        if (array_of(v, p, a)) {
-          std::size_t i = 0;
-          for (element item : a) {
-            DevicePartition part;
-            if (!partition(item, text::cat(p, "[", i++, "]"), part)) break;
-            d.partitions.push_back(std::move(part));
-          }
-        }
-      } else if (k == "spec_id") read(v, p, d.spec_id);
-      else if (k == "properties") read(v, p, d.properties);
+      const Path p = at_member(path, k);
+      // By length first: most keys are told apart without comparing bytes.
+      switch (k.size()) {
+        case 2:
+          if (k == "id") has_id = read(v, p, d.id);
+          break;
+        case 4:
+          if (k == "name") read(v, p, d.name);
+          else if (k == "uuid") read(v, p, d.uuid);
+          else if (k == "pcie" && !v.is_null()) pcie(v, p, d.pcie.emplace());
+          break;
+        case 5:
+          if (k == "index") read(v, p, d.index);
+          break;
+        case 6:
+          if (k == "family") read_enum(v, p, d.family, &parse_family);
+          else if (k == "vendor") read(v, p, d.vendor);
+          break;
+        case 7:
+          if (k == "backend") has_backend = read_enum(v, p, d.backend, &parse_backend);
+          else if (k == "visible") read(v, p, d.visible);
+          else if (k == "spec_id") read(v, p, d.spec_id);
+          break;
+        case 9:
+          if (k == "numa_node") read(v, p, d.numa_node);
+          else if (k == "available") read(v, p, d.available);
+          break;
+        case 10:
+          if (k == "pci_bus_id") read(v, p, d.pci_bus_id);
+          else if (k == "integrated") read(v, p, d.integrated);
+          else if (k == "properties") read(v, p, d.properties);
+          else if (k == "partitions") partitions(v, p, d.partitions);
+          break;
+        case 11:
+          if (k == "memory_kind") read_enum(v, p, d.memory_kind, &parse_memory_kind);
+          else if (k == "power_watts") read(v, p, d.power_watts);
+          break;
+        case 12:
+          if (k == "cpu_affinity") read(v, p, d.cpu_affinity);
+          else if (k == "memory_bytes") read(v, p, d.memory_bytes);
+          else if (k == "architecture") read(v, p, d.architecture);
+          break;
+        case 13:
+          if (k == "compute_units") read(v, p, d.compute_units);
+          else if (k == "temperature_c") read(v, p, d.temperature_c);
+          else if (k == "runtime_index") read(v, p, d.runtime_index);
+          break;
+        case 14:
+          if (k == "driver_version") read(v, p, d.driver_version);
+          break;
+        case 16:
+          if (k == "firmware_version") read(v, p, d.firmware_version);
+          break;
+        case 17:
+          if (k == "memory_free_bytes") read(v, p, d.memory_free_bytes);
+          else if (k == "memory_used_bytes") read(v, p, d.memory_used_bytes);
+          else if (k == "power_limit_watts") read(v, p, d.power_limit_watts);
+          break;
+        case 18:
+          if (k == "compute_capability") read(v, p, d.compute_capability);
+          break;
+        case 19:
+          if (k == "shared_memory_bytes") read(v, p, d.shared_memory_bytes);
+          else if (k == "utilization_percent") read(v, p, d.utilization_percent);
+          break;
+        case 21:
+          if (k == "memory_bandwidth_gbps") read(v, p, d.memory_bandwidth_gbps);
+          break;
+        default:
+          break;  // a field of a newer schema
+      }
       if (failed) return false;
     }
     if (!has_id) return fail_at(path, "has no \"id\"");
@@ -473,11 +517,23 @@ class Reader {
     return true;
   }
 
-  bool cpu(element e, const std::string& path, CpuInfo& c) {
+  bool partitions(element e, const Path& path, std::vector<DevicePartition>& out) {
+    array a;
+    if (!array_of(e, path, a)) return false;
+    std::size_t i = 0;
+    for (element item : a) {
+      DevicePartition part;
+      if (!partition(item, at_index(path, i++), part)) return false;
+      out.push_back(std::move(part));
+    }
+    return true;
+  }
+
+  bool cpu(element e, const Path& path, CpuInfo& c) {
     object o;
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
-      const std::string p = text::cat(path, ".", k);
+      const Path p = at_member(path, k);
       if (k == "model_name") read(v, p, c.model_name);
       else if (k == "vendor") read(v, p, c.vendor);
       else if (k == "architecture") read(v, p, c.architecture);
@@ -490,14 +546,14 @@ class Reader {
         if (array_of(v, p, a)) {
           std::size_t i = 0;
           for (element item : a) {
-            const std::string ip = text::cat(p, "[", i++, "]");
+            const Path ip = at_index(p, i++);
             object no;
             if (!object_of(item, ip, no)) break;
             NumaNode n;
             for (auto [nk, nv] : no) {
-              if (nk == "id") read(nv, ip + ".id", n.id);
-              else if (nk == "cpulist") read(nv, ip + ".cpulist", n.cpulist);
-              else if (nk == "memory_bytes") read(nv, ip + ".memory_bytes", n.memory_bytes);
+              if (nk == "id") read(nv, at_member(ip, "id"), n.id);
+              else if (nk == "cpulist") read(nv, at_member(ip, "cpulist"), n.cpulist);
+              else if (nk == "memory_bytes") read(nv, at_member(ip, "memory_bytes"), n.memory_bytes);
             }
             c.numa_nodes.push_back(std::move(n));
           }
@@ -510,11 +566,11 @@ class Reader {
     return true;
   }
 
-  bool environment(element e, const std::string& path, Environment& env) {
+  bool environment(element e, const Path& path, Environment& env) {
     object o;
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
-      const std::string p = text::cat(path, ".", k);
+      const Path p = at_member(path, k);
       if (k == "container") read(v, p, env.container);
       else if (k == "kubernetes") read(v, p, env.kubernetes);
       else if (k == "kubernetes_namespace") read(v, p, env.kubernetes_namespace);
@@ -528,9 +584,9 @@ class Reader {
         if (object_of(v, p, co)) {
           CloudInstance cloud;
           for (auto [ck, cv] : co) {
-            if (ck == "provider") read(cv, p + ".provider", cloud.provider);
-            else if (ck == "instance_type") read(cv, p + ".instance_type", cloud.instance_type);
-            else if (ck == "product_name") read(cv, p + ".product_name", cloud.product_name);
+            if (ck == "provider") read(cv, at_member(p, "provider"), cloud.provider);
+            else if (ck == "instance_type") read(cv, at_member(p, "instance_type"), cloud.instance_type);
+            else if (ck == "product_name") read(cv, at_member(p, "product_name"), cloud.product_name);
           }
           env.cloud = std::move(cloud);
         }
@@ -541,26 +597,28 @@ class Reader {
   }
 
   bool system(element e, SystemInfo& s) {
+    const Path path{nullptr, "system"};
     object o;
-    if (!object_of(e, "system", o)) return false;
+    if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
       if (k == "cpu") {
         s.cpu.emplace();
-        cpu(v, "system.cpu", *s.cpu);
+        cpu(v, at_member(path, "cpu"), *s.cpu);
       } else if (k == "environment") {
         s.environment.emplace();
-        environment(v, "system.environment", *s.environment);
+        environment(v, at_member(path, "environment"), *s.environment);
       } else if (k == "storage") {
         array a;
-        if (array_of(v, "system.storage", a)) {
+        const Path storage = at_member(path, "storage");
+        if (array_of(v, storage, a)) {
           std::size_t i = 0;
           for (element item : a) {
-            const std::string p = text::cat("system.storage[", i++, "]");
+            const Path p = at_index(storage, i++);
             object so;
             if (!object_of(item, p, so)) break;
             StorageDevice d;
             for (auto [sk, sv] : so) {
-              const std::string sp = text::cat(p, ".", sk);
+              const Path sp = at_member(p, sk);
               if (sk == "name") read(sv, sp, d.name);
               else if (sk == "kind") read_enum(sv, sp, d.kind, &parse_storage_kind);
               else if (sk == "size_bytes") read(sv, sp, d.size_bytes);
@@ -577,15 +635,16 @@ class Reader {
         }
       } else if (k == "network") {
         array a;
-        if (array_of(v, "system.network", a)) {
+        const Path network = at_member(path, "network");
+        if (array_of(v, network, a)) {
           std::size_t i = 0;
           for (element item : a) {
-            const std::string p = text::cat("system.network[", i++, "]");
+            const Path p = at_index(network, i++);
             object no;
             if (!object_of(item, p, no)) break;
             NetworkPort port;
             for (auto [nk, nv] : no) {
-              const std::string np = text::cat(p, ".", nk);
+              const Path np = at_member(p, nk);
               if (nk == "device") read(nv, np, port.device);
               else if (nk == "port") read(nv, np, port.port);
               else if (nk == "kind") read(nv, np, port.kind);
@@ -640,26 +699,28 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
   for (auto [key, value] : root) {
     if (key == "devices") {
       array a;
-      if (r.array_of(value, "devices", a)) {
+      const Path path{nullptr, "devices"};
+      if (r.array_of(value, path, a)) {
         inv.devices.reserve(a.size());
         std::size_t i = 0;
         for (element item : a) {
           DeviceProfile d;
-          if (!r.device(item, text::cat("devices[", i++, "]"), d)) break;
+          if (!r.device(item, at_index(path, i++), d)) break;
           inv.devices.push_back(std::move(d));
         }
       }
     } else if (key == "links") {
       array a;
-      if (r.array_of(value, "links", a)) {
+      const Path path{nullptr, "links"};
+      if (r.array_of(value, path, a)) {
         std::size_t i = 0;
         for (element item : a) {
-          const std::string p = text::cat("links[", i++, "]");
+          const Path p = at_index(path, i++);
           object o;
           if (!r.object_of(item, p, o)) break;
           DeviceLink l;
           for (auto [k, v] : o) {
-            const std::string lp = text::cat(p, ".", k);
+            const Path lp = at_member(p, k);
             if (k == "a") r.read(v, lp, l.a);
             else if (k == "b") r.read(v, lp, l.b);
             else if (k == "kind") r.read_enum(v, lp, l.kind, &parse_link_kind);
@@ -673,15 +734,16 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
       }
     } else if (key == "interconnects") {
       array a;
-      if (r.array_of(value, "interconnects", a)) {
+      const Path path{nullptr, "interconnects"};
+      if (r.array_of(value, path, a)) {
         std::size_t i = 0;
         for (element item : a) {
-          const std::string p = text::cat("interconnects[", i++, "]");
+          const Path p = at_index(path, i++);
           object o;
           if (!r.object_of(item, p, o)) break;
           Interconnect ic;
           for (auto [k, v] : o) {
-            const std::string ip = text::cat(p, ".", k);
+            const Path ip = at_member(p, k);
             if (k == "kind") r.read(v, ip, ic.kind);
             else if (k == "name") r.read(v, ip, ic.name);
             else if (k == "device_ids") r.read(v, ip, ic.device_ids);
@@ -696,27 +758,29 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
       r.system(value, inv.system);
     } else if (key == "warnings") {
       array a;
-      if (r.array_of(value, "warnings", a)) {
+      const Path path{nullptr, "warnings"};
+      if (r.array_of(value, path, a)) {
         std::size_t i = 0;
         for (element item : a) {
-          const std::string p = text::cat("warnings[", i++, "]");
+          const Path p = at_index(path, i++);
           object o;
           if (!r.object_of(item, p, o)) break;
           Warning w;
           for (auto [k, v] : o) {
-            if (k == "backend") r.read(v, p + ".backend", w.backend);
-            else if (k == "kind") r.read_enum(v, p + ".kind", w.kind, &parse_warning_kind);
-            else if (k == "message") r.read(v, p + ".message", w.message);
+            if (k == "backend") r.read(v, at_member(p, "backend"), w.backend);
+            else if (k == "kind") r.read_enum(v, at_member(p, "kind"), w.kind, &parse_warning_kind);
+            else if (k == "message") r.read(v, at_member(p, "message"), w.message);
           }
           inv.warnings.push_back(std::move(w));
         }
       }
     } else if (key == "timings_us") {
       object o;
-      if (r.object_of(value, "timings_us", o)) {
+      const Path path{nullptr, "timings_us"};
+      if (r.object_of(value, path, o)) {
         for (auto [k, v] : o) {
           std::uint64_t us = 0;
-          if (!r.read(v, text::cat("timings_us.", k), us)) break;
+          if (!r.read(v, at_member(path, k), us)) break;
           inv.timings.push_back(BackendTiming{std::string(k), std::chrono::microseconds(static_cast<std::int64_t>(us))});
         }
       }
