@@ -128,6 +128,42 @@ HWACCEL_API hwaccel_status hwaccel_detect_options_set_tool_timeout_ms(hwaccel_de
 HWACCEL_API hwaccel_status hwaccel_detect_options_set_system_probes(hwaccel_detect_options* options,
                                                                     bool enabled, hwaccel_error** error);
 
+/* Diagnostic events (docs/cli.md, "Diagnostic logging"): what each detector
+ * looked at and how it went. Levels: */
+typedef enum hwaccel_log_level {
+  HWACCEL_LOG_TRACE = 0, /* every file, folder and link looked at */
+  HWACCEL_LOG_DEBUG = 1, /* tools found and run, detectors started and finished */
+  HWACCEL_LOG_INFO = 2,  /* what each detector found */
+  HWACCEL_LOG_WARN = 3   /* the registry's warnings */
+} hwaccel_log_level;
+
+/* One event, valid only during the callback. Strings are UTF-8 and never
+ * NULL ("" when absent); `count` and `elapsed_us` are -1 when absent. */
+typedef struct hwaccel_log_event {
+  hwaccel_log_level level;
+  const char* event;   /* read_file, list_dir, read_link, status, find_tool, run_tool,
+                          detector_start, detector_done, warning, detection_done */
+  const char* backend; /* the detector it happened in, "" outside any */
+  const char* subject; /* a path, a tool or a command line */
+  const char* outcome; /* "ok", an error kind, "not found", "exit 2" */
+  const char* detail;  /* a failed tool's first line of output, a warning's message */
+  int64_t count;       /* devices, entries or bytes */
+  int64_t elapsed_us;
+} hwaccel_log_event;
+
+/* Called for each event at the chosen level and above, from the detecting
+ * threads, possibly several at once: it must be thread-safe and must not
+ * call back into hwaccel. */
+typedef void (*hwaccel_log_callback)(const hwaccel_log_event* event, void* user_data);
+
+/* Sends the events of hwaccel_detect with these options at `level` and above
+ * to `callback` with `user_data`; NULL turns them off (the default: then no
+ * event is made at all). */
+HWACCEL_API hwaccel_status hwaccel_detect_options_set_log_callback(hwaccel_detect_options* options,
+                                                                   hwaccel_log_level level,
+                                                                   hwaccel_log_callback callback, void* user_data,
+                                                                   hwaccel_error** error);
+
 /* The result of a detection, or of reading registry JSON. Immutable. */
 typedef struct hwaccel_registry hwaccel_registry;
 

@@ -263,6 +263,33 @@ HWACCEL_API hwaccel_status hwaccel_detect_options_set_system_probes(hwaccel_dete
   });
 }
 
+HWACCEL_API hwaccel_status hwaccel_detect_options_set_log_callback(hwaccel_detect_options* options,
+                                                                   hwaccel_log_level level,
+                                                                   hwaccel_log_callback callback, void* user_data,
+                                                                   hwaccel_error** error) {
+  return guarded(error, [&] {
+    if (!options)
+      return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_detect_options_set_log_callback: options is NULL");
+    if (level < HWACCEL_LOG_TRACE || level > HWACCEL_LOG_WARN)
+      return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_detect_options_set_log_callback: unknown level");
+    if (!callback) {
+      options->builder.diagnostics(nullptr);
+      return HWACCEL_OK;
+    }
+    options->builder.diagnostics(
+        [callback, user_data](const hwaccel::DiagnosticEvent& e) {
+          // NUL-terminated copies for C; the views live as long as the call.
+          const std::string event(e.event), backend(e.backend);
+          const hwaccel_log_event c{static_cast<hwaccel_log_level>(e.level), event.c_str(), backend.c_str(),
+                                    e.subject.c_str(), e.outcome.c_str(), e.detail.c_str(), e.count,
+                                    static_cast<int64_t>(e.elapsed.count())};
+          callback(&c, user_data);
+        },
+        static_cast<hwaccel::LogLevel>(level));
+    return HWACCEL_OK;
+  });
+}
+
 HWACCEL_API hwaccel_status hwaccel_detect(const hwaccel_detect_options* options, hwaccel_registry** out,
                                           hwaccel_error** error) {
   if (out) *out = nullptr;

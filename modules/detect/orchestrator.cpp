@@ -34,6 +34,120 @@ struct Slot {
   std::chrono::microseconds elapsed{0};
 };
 
+using Clock = std::chrono::steady_clock;
+
+std::chrono::microseconds since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+}
+
+// Sends diagnostic events at the options' level and above; detection makes
+// none when no sink is installed.
+class Diagnostics {
+ public:
+  explicit Diagnostics(const DetectOptions& options) noexcept : sink_(options.sink.get()), level_(options.log_level) {}
+
+  bool wants(LogLevel level) const noexcept { return sink_ && level >= level_; }
+  void emit(const DiagnosticEvent& event) const {
+    if (!wants(event.level)) return;
+    try {
+      (*sink_)(event);
+    } catch (...) {
+      // A sink that throws loses its event, never the detection.
+    }
+  }
+
+ private:
+  const DiagnosticSink* sink_;
+  LogLevel level_;
+};
+
+// The first line of a tool's complaint, for an event's detail.
+std::string first_line(std::string_view text) {
+  while (!text.empty() && (text.front() == '\n' || text.front() == '\r' || text.front() == ' ')) text.remove_prefix(1);
+  return text::excerpt(text.substr(0, text.find('\n')), 200);
+}
+
+// One detector's view of the machine when diagnostics are on: every call is
+// passed to the System detection reads and reported as an event of that
+// detector (what was looked at, how it went, how long it took).
+class ObservingSystem final : public System {
+ public:
+  ObservingSystem(const System& inner, const Diagnostics& diagnostics, std::string_view backend) noexcept
+      : inner_(inner), diagnostics_(diagnostics), backend_(backend) {}
+
+  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
+    const auto start = Clock::now();
+    auto r = inner_.read_file(path, max_bytes);
+    if (diagnostics_.wants(LogLevel::trace))
+      report(LogLevel::trace, "read_file", std::string(path), r, start,
+             r ? static_cast<std::int64_t>(r->data.size()) : -1);
+    return r;
+  }
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override {
+    const auto start = Clock::now();
+    auto r = inner_.list_dir(path);
+    if (diagnostics_.wants(LogLevel::trace))
+      report(LogLevel::trace, "list_dir", std::string(path), r, start, r ? static_cast<std::int64_t>(r->size()) : -1);
+    return r;
+  }
+  Result<std::string> read_link(std::string_view path) const override {
+    const auto start = Clock::now();
+    auto r = inner_.read_link(path);
+    if (diagnostics_.wants(LogLevel::trace)) report(LogLevel::trace, "read_link", std::string(path), r, start, -1);
+    return r;
+  }
+  Result<FileStatus> status(std::string_view path, bool follow_symlinks) const override {
+    const auto start = Clock::now();
+    auto r = inner_.status(path, follow_symlinks);
+    if (diagnostics_.wants(LogLevel::trace)) report(LogLevel::trace, "status", std::string(path), r, start, -1);
+    return r;
+  }
+  std::optional<std::string> env(std::string_view name) const override { return inner_.env(name); }
+  ProcessIdentity identity() const override { return inner_.identity(); }
+  std::optional<std::string> find_tool(std::string_view name) const override {
+    auto found = inner_.find_tool(name);
+    if (diagnostics_.wants(LogLevel::debug))
+      diagnostics_.emit(DiagnosticEvent{LogLevel::debug, "find_tool", backend_, std::string(name),
+                                        found ? text::cat("found ", *found) : std::string("not found"), {}, -1,
+                                        std::chrono::microseconds{-1}});
+    return found;
+  }
+  Result<ToolResult> run(const ToolRequest& request) const override {
+    const auto start = Clock::now();
+    auto r = inner_.run(request);
+    if (diagnostics_.wants(LogLevel::debug)) {
+      DiagnosticEvent e{LogLevel::debug, "run_tool", backend_, join_argv(request.argv), {}, {}, -1, since(start)};
+      if (!r) {
+        e.outcome = std::string(to_string(r.error().kind));
+        e.detail = r.error().message;
+      } else {
+        e.outcome = r->signal ? text::cat("signal ", *r->signal) : text::cat("exit ", r->exit_code);
+        // What a failed tool said: its first line of stderr, else of stdout
+        // (nvidia-smi prints its errors there).
+        if (!r->succeeded()) e.detail = first_line(r->err.find_first_not_of(" \r\n") != std::string::npos ? r->err : r->out);
+        e.count = static_cast<std::int64_t>(r->out.size());
+      }
+      diagnostics_.emit(e);
+    }
+    return r;
+  }
+  bool runs_instantly() const noexcept override { return inner_.runs_instantly(); }
+  bool reads_from_memory() const noexcept override { return inner_.reads_from_memory(); }
+
+ private:
+  template <class T>
+  void report(LogLevel level, std::string_view event, std::string subject, const Result<T>& r, Clock::time_point start,
+              std::int64_t count) const {
+    diagnostics_.emit(DiagnosticEvent{level, event, backend_, std::move(subject),
+                                      r ? std::string("ok") : std::string(to_string(r.error().kind)), {}, count,
+                                      since(start)});
+  }
+
+  const System& inner_;
+  const Diagnostics& diagnostics_;
+  std::string_view backend_;
+};
+
 // A detector that throws (a parser bug on input nobody foresaw, or memory
 // running out) must not take the caller's process down, nor the other
 // backends' results: what it found is dropped and a warning says why. The
@@ -47,8 +161,13 @@ DetectorOutput stopped_output(const DetectContext& ctx, std::string_view detecto
 }
 
 void run_one(const Detector& d, const System& system, const DetectOptions& options, Slot& slot) {
-  const auto start = std::chrono::steady_clock::now();
-  DetectContext ctx(system, options, d.name);
+  const Diagnostics diagnostics(options);
+  const auto start = Clock::now();
+  std::optional<ObservingSystem> observed;
+  if (diagnostics.wants(LogLevel::trace) || diagnostics.wants(LogLevel::debug)) observed.emplace(system, diagnostics, d.name);
+  const System& seen = observed ? static_cast<const System&>(*observed) : system;
+  diagnostics.emit(DiagnosticEvent{LogLevel::debug, "detector_start", d.name, {}, {}, {}, -1, std::chrono::microseconds{-1}});
+  DetectContext ctx(seen, options, d.name);
   try {
     slot.output = d.detect(ctx);
   } catch (const std::exception& e) {
@@ -56,7 +175,16 @@ void run_one(const Detector& d, const System& system, const DetectOptions& optio
   } catch (...) {
     slot.output = stopped_output(ctx, d.name, "an exception that is not a std::exception");
   }
-  slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+  slot.elapsed = since(start);
+  if (diagnostics.wants(LogLevel::info)) {
+    diagnostics.emit(DiagnosticEvent{LogLevel::info, "detector_done", d.name, {},
+                                     slot.output.warnings.empty() ? std::string("ok")
+                                                                  : text::cat(slot.output.warnings.size(), " warning(s)"),
+                                     {}, static_cast<std::int64_t>(slot.output.devices.size()), slot.elapsed});
+    for (const auto& w : slot.output.warnings)
+      diagnostics.emit(DiagnosticEvent{LogLevel::warn, "warning", d.name, {}, std::string(to_string(w.kind)), w.message,
+                                       -1, std::chrono::microseconds{-1}});
+  }
 }
 
 template <class T>
@@ -67,6 +195,7 @@ void append(std::vector<T>& into, std::vector<T>&& from) {
 }  // namespace
 
 Inventory detect_inventory(const System& machine, const DetectOptions& options) {
+  const auto started = Clock::now();
   // Detectors share what they read: /proc/cpuinfo, mountinfo, the PCI list
   // and sysfs links are each read once per detection.
   std::optional<ReadCache> cache;
@@ -121,6 +250,10 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
     inv.timings.push_back(BackendTiming{std::string(d.name), slots[i].elapsed});
   }
   finalize_inventory(inv, system, options);
+  const Diagnostics diagnostics(options);
+  if (diagnostics.wants(LogLevel::info))
+    diagnostics.emit(DiagnosticEvent{LogLevel::info, "detection_done", {}, {}, text::cat(inv.warnings.size(), " warning(s)"),
+                                     {}, static_cast<std::int64_t>(inv.devices.size()), since(started)});
   return inv;
 }
 

@@ -58,6 +58,24 @@ WarningKind warning_kind_for(ErrorKind kind) noexcept {
   return WarningKind::io_error;
 }
 
+std::string_view to_string(LogLevel level) noexcept {
+  switch (level) {
+    case LogLevel::trace: return "trace";
+    case LogLevel::debug: return "debug";
+    case LogLevel::info: return "info";
+    case LogLevel::warn: return "warn";
+  }
+  return "info";
+}
+
+std::optional<LogLevel> parse_log_level(std::string_view text) noexcept {
+  if (text == "trace") return LogLevel::trace;
+  if (text == "debug") return LogLevel::debug;
+  if (text == "info") return LogLevel::info;
+  if (text == "warn" || text == "warning") return LogLevel::warn;
+  return std::nullopt;
+}
+
 std::string join_argv(std::span<const std::string> argv) {
   std::string s;
   for (const auto& a : argv) {

@@ -3,6 +3,8 @@ module;
 #include <bitset>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +17,36 @@ import :system;
 
 export namespace hwaccel {
 
+/// How much a diagnostic event tells: trace (every file, folder and link
+/// looked at), debug (tools found and run, detectors started and finished),
+/// info (what each detector found), warn (the registry's warnings).
+enum class LogLevel : std::uint8_t { trace, debug, info, warn };
+
+std::string_view to_string(LogLevel level) noexcept;
+/// "trace", "debug", "info", "warn" (also "warning"); nullopt otherwise.
+std::optional<LogLevel> parse_log_level(std::string_view text) noexcept;
+
+/// One thing a detection did or decided, as values. `event` is one of
+/// read_file, list_dir, read_link, status, find_tool, run_tool (what was
+/// looked at: `subject` is the path, the tool or the command line, `outcome`
+/// "ok", the error, "not found" or "exit N"), detector_start, detector_done
+/// (`count`: devices found), warning (`detail`: its message) and
+/// detection_done (`count`: devices in the registry).
+struct DiagnosticEvent {
+  LogLevel level = LogLevel::debug;
+  std::string_view event;
+  std::string_view backend;  ///< the detector it happened in; empty outside any
+  std::string subject;
+  std::string outcome;
+  std::string detail;  ///< a tool's first line of stderr, a warning's message
+  std::int64_t count = -1;  ///< devices, entries or bytes; -1 when none applies
+  std::chrono::microseconds elapsed{-1};  ///< -1 when not timed
+};
+
+/// Receives diagnostic events. Detection calls it from several threads at
+/// once, so it must be thread-safe; it must not throw.
+using DiagnosticSink = std::function<void(const DiagnosticEvent&)>;
+
 /// Which backends and probes a detection runs, and its limits.
 struct DetectOptions {
   std::bitset<backend_count> backends = std::bitset<backend_count>{}.set();
@@ -22,6 +54,10 @@ struct DetectOptions {
   bool system_probes = true;
   std::chrono::milliseconds tool_timeout = default_tool_timeout;
   std::size_t tool_output_cap = default_output_cap;
+  /// Where diagnostic events go; none when empty (the default: detection then
+  /// makes no event at all), and only those at `log_level` or above.
+  std::shared_ptr<const DiagnosticSink> sink;
+  LogLevel log_level = LogLevel::info;
 
   bool enabled(Backend b) const noexcept { return backends.test(static_cast<std::size_t>(b)); }
 };

@@ -25,7 +25,23 @@ struct FileStatus {
   FileType type = FileType::unknown;
   std::uint64_t size = 0;
   std::uint32_t mode = 0;  ///< permission bits (07777)
+  std::uint32_t uid = 0;   ///< owner
+  std::uint32_t gid = 0;   ///< group
 };
+
+/// Who the detecting process is: what `hwaccel doctor` checks device nodes'
+/// permissions against.
+struct ProcessIdentity {
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+  std::vector<std::uint32_t> groups;  ///< supplementary groups
+
+  friend bool operator==(const ProcessIdentity&, const ProcessIdentity&) = default;
+};
+
+/// Whether `identity` may open a file of `status` for reading and writing,
+/// by its permission bits (root may open anything).
+bool may_read_write(const FileStatus& status, const ProcessIdentity& identity) noexcept;
 
 /// Bytes read from a file; `truncated` when the file is longer than the cap.
 struct FileContent {
@@ -85,6 +101,9 @@ class System {
   virtual Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const = 0;
   /// An environment variable of the detecting process.
   virtual std::optional<std::string> env(std::string_view name) const = 0;
+  /// The detecting process's user and groups (root where a System does not
+  /// know: a fixture without "identity").
+  virtual ProcessIdentity identity() const { return {}; }
   /// Absolute path of an executable tool (regular file with the exec bit),
   /// or nullopt. `name` must be a bare file name.
   virtual std::optional<std::string> find_tool(std::string_view name) const = 0;
@@ -129,6 +148,16 @@ struct CommandRecord {
   bool hang = false;
 };
 
+/// Permission bits and owner of a path, where a fixture says them
+/// (device nodes are plain files in a fixture's root/).
+struct FilePermissions {
+  std::uint32_t mode = 0;
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+
+  friend bool operator==(const FilePermissions&, const FilePermissions&) = default;
+};
+
 /// fixture.json, format 1 (docs/fixtures.md).
 struct FixtureManifest {
   int format = 1;
@@ -138,6 +167,10 @@ struct FixtureManifest {
   std::map<std::string, std::string, std::less<>> env;
   std::vector<std::string> tools;
   std::vector<CommandRecord> commands;
+  /// The process that was detecting; root when absent.
+  std::optional<ProcessIdentity> identity;
+  /// Permissions of paths (device nodes), by machine path.
+  std::map<std::string, FilePermissions, std::less<>> permissions;
 };
 
 /// Parses and validates a fixture manifest.
@@ -173,6 +206,7 @@ class FixtureSystem final : public System {
   Result<std::string> read_link(std::string_view path) const override;
   Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
   std::optional<std::string> env(std::string_view name) const override;
+  ProcessIdentity identity() const override;
   std::optional<std::string> find_tool(std::string_view name) const override;
   Result<ToolResult> run(const ToolRequest& request) const override;
   bool runs_instantly() const noexcept override;
@@ -202,6 +236,7 @@ class ReadCache final : public System {
   Result<std::string> read_link(std::string_view path) const override;
   Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
   std::optional<std::string> env(std::string_view name) const override;
+  ProcessIdentity identity() const override { return inner_.identity(); }
   std::optional<std::string> find_tool(std::string_view name) const override;
   Result<ToolResult> run(const ToolRequest& request) const override;
   bool runs_instantly() const noexcept override;
@@ -269,6 +304,7 @@ class RecordingSystem final : public System {
   Result<std::string> read_link(std::string_view path) const override;
   Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
   std::optional<std::string> env(std::string_view name) const override;
+  ProcessIdentity identity() const override { return inner_.identity(); }
   std::optional<std::string> find_tool(std::string_view name) const override;
   Result<ToolResult> run(const ToolRequest& request) const override;
 

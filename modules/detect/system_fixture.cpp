@@ -3,6 +3,7 @@
 // would leave it is an error. No path outside the fixture is ever opened.
 module;
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <cerrno>
 #include <climits>
@@ -292,6 +293,50 @@ Result<FixtureManifest> parse_fixture_manifest(std::string_view json) {
     return {};
   };
   if (auto r = manifest_json::for_each_object(root, "commands", "fixture.json", command); !r) return fail(r.error());
+
+  // An id: a JSON integer in 0 .. 2^32-2 (2^32-1 is "no id").
+  const auto id_of = [](simdjson::dom::element e, std::uint32_t& out) {
+    std::uint64_t v = 0;
+    if (e.get_uint64().get(v) != simdjson::SUCCESS || v >= 0xffffffffull) return false;
+    out = static_cast<std::uint32_t>(v);
+    return true;
+  };
+  if (root["identity"].get(el) == simdjson::SUCCESS) {
+    simdjson::dom::object id;
+    ProcessIdentity identity;
+    simdjson::dom::array groups;
+    if (el.get_object().get(id) != simdjson::SUCCESS || !id_of(id["uid"], identity.uid) || !id_of(id["gid"], identity.gid))
+      return fail(ErrorKind::parse_error, "fixture.json: \"identity\" must be an object with integer \"uid\" and \"gid\"");
+    if (id["groups"].get(el) == simdjson::SUCCESS) {
+      if (el.get_array().get(groups) != simdjson::SUCCESS)
+        return fail(ErrorKind::parse_error, "fixture.json: \"identity.groups\" must be an array of group ids");
+      for (auto g : groups) {
+        std::uint32_t gid = 0;
+        if (!id_of(g, gid)) return fail(ErrorKind::parse_error, "fixture.json: \"identity.groups\" must be an array of group ids");
+        identity.groups.push_back(gid);
+      }
+    }
+    m.identity = std::move(identity);
+  }
+  if (root["permissions"].get(el) == simdjson::SUCCESS) {
+    simdjson::dom::object perms;
+    if (el.get_object().get(perms) != simdjson::SUCCESS)
+      return fail(ErrorKind::parse_error, "fixture.json: \"permissions\" must be an object of paths");
+    for (auto [path, value] : perms) {
+      const auto where = text::cat("fixture.json: permissions of \"", text::excerpt(path), "\"");
+      if (path.empty() || path.front() != '/') return fail(ErrorKind::parse_error, text::cat(where, ": the path must be absolute"));
+      simdjson::dom::object o;
+      std::string_view mode_text;
+      FilePermissions fp;
+      if (value.get_object().get(o) != simdjson::SUCCESS || o["mode"].get_string().get(mode_text) != simdjson::SUCCESS ||
+          !id_of(o["uid"], fp.uid) || !id_of(o["gid"], fp.gid))
+        return fail(ErrorKind::parse_error, text::cat(where, ": needs \"mode\" (octal text, \"0660\"), \"uid\" and \"gid\""));
+      const auto mode = text::parse_u64(mode_text, 8);
+      if (!mode || *mode > 07777) return fail(ErrorKind::parse_error, text::cat(where, ": \"mode\" must be octal, at most 7777"));
+      fp.mode = static_cast<std::uint32_t>(*mode);
+      m.permissions.insert_or_assign(std::string(path), fp);
+    }
+  }
   return m;
 }
 
@@ -323,6 +368,28 @@ std::string write_fixture_manifest(const FixtureManifest& m) {
     w.end_object();
   }
   w.end_array();
+  if (m.identity) {
+    w.key("identity").begin_object();
+    w.field("uid", m.identity->uid);
+    w.field("gid", m.identity->gid);
+    w.key("groups").begin_array();
+    for (auto g : m.identity->groups) w.value(g);
+    w.end_array();
+    w.end_object();
+  }
+  if (!m.permissions.empty()) {
+    w.key("permissions").begin_object();
+    for (const auto& [path, fp] : m.permissions) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(fp.mode & 07777));
+      w.key(path).begin_object();
+      w.field("mode", std::string_view(mode));
+      w.field("uid", fp.uid);
+      w.field("gid", fp.gid);
+      w.end_object();
+    }
+    w.end_object();
+  }
   w.end_object();
   std::string out = std::move(w).take();
   out.push_back('\n');
@@ -526,8 +593,16 @@ Result<std::string> FixtureSystem::read_link(std::string_view path) const {
 Result<FileStatus> FixtureSystem::status(std::string_view path, bool follow) const {
   auto r = state_->resolve(path, follow);
   if (!r) return fail(r.error());
-  return FileStatus{(*r)->type, (*r)->size, (*r)->mode};
+  FileStatus st{(*r)->type, (*r)->size, (*r)->mode};
+  if (const auto it = state_->manifest.permissions.find(path); it != state_->manifest.permissions.end()) {
+    st.mode = it->second.mode;
+    st.uid = it->second.uid;
+    st.gid = it->second.gid;
+  }
+  return st;
 }
+
+ProcessIdentity FixtureSystem::identity() const { return state_->manifest.identity.value_or(ProcessIdentity{}); }
 
 std::optional<std::string> FixtureSystem::env(std::string_view name) const {
   const auto it = state_->manifest.env.find(name);

@@ -229,7 +229,19 @@ class LiveSystem final : public System {
     const int rc = follow ? ::stat(p.c_str(), &st) : ::lstat(p.c_str(), &st);
     if (rc != 0) return fail(errno_error(errno, "cannot stat", path));
     return FileStatus{file_type_of(st.st_mode), static_cast<std::uint64_t>(st.st_size),
-                      static_cast<std::uint32_t>(st.st_mode & 07777)};
+                      static_cast<std::uint32_t>(st.st_mode & 07777), static_cast<std::uint32_t>(st.st_uid),
+                      static_cast<std::uint32_t>(st.st_gid)};
+  }
+
+  ProcessIdentity identity() const override {
+    ProcessIdentity id{static_cast<std::uint32_t>(::geteuid()), static_cast<std::uint32_t>(::getegid()), {}};
+    const int n = ::getgroups(0, nullptr);
+    if (n > 0) {
+      std::vector<gid_t> groups(static_cast<std::size_t>(n));
+      const int got = ::getgroups(n, groups.data());
+      for (int i = 0; i < got; ++i) id.groups.push_back(static_cast<std::uint32_t>(groups[static_cast<std::size_t>(i)]));
+    }
+    return id;
   }
 
   std::optional<std::string> env(std::string_view name) const override {
@@ -488,6 +500,18 @@ Result<ToolResult> LiveSystem::run(const ToolRequest& request) const {
 }
 
 }  // namespace
+
+bool may_read_write(const FileStatus& status, const ProcessIdentity& identity) noexcept {
+  if (identity.uid == 0) return true;
+  std::uint32_t bits = status.mode & 07;  // others
+  if (status.uid == identity.uid) {
+    bits = (status.mode >> 6) & 07;
+  } else if (status.gid == identity.gid ||
+             std::find(identity.groups.begin(), identity.groups.end(), status.gid) != identity.groups.end()) {
+    bits = (status.mode >> 3) & 07;
+  }
+  return (bits & 06) == 06;
+}
 
 std::string_view to_string(FileType type) noexcept {
   switch (type) {

@@ -59,6 +59,7 @@ struct RecordingSystem::State {
     std::string err;
   };
   std::vector<Command> commands;
+  std::map<std::string, FilePermissions, std::less<>> permissions;  // device nodes, by the path asked
 };
 
 RecordingSystem::RecordingSystem(const System& inner) : inner_(inner), state_(std::make_unique<State>()) {}
@@ -163,7 +164,15 @@ Result<std::string> RecordingSystem::read_link(std::string_view path) const {
 
 Result<FileStatus> RecordingSystem::status(std::string_view path, bool follow) const {
   auto result = inner_.status(path, follow);
-  if (result) trace(inner_, *state_, path, follow);
+  if (result) {
+    trace(inner_, *state_, path, follow);
+    // A device node becomes a plain file in the fixture: its permissions
+    // and owner go to the manifest (what `hwaccel doctor` checks).
+    if (result->type == FileType::char_device || result->type == FileType::block_device) {
+      std::lock_guard lock(state_->mutex);
+      state_->permissions.insert_or_assign(std::string(path), FilePermissions{result->mode, result->uid, result->gid});
+    }
+  }
   return result;
 }
 
@@ -247,6 +256,8 @@ Result<void> RecordingSystem::write(std::string_view dir_text, std::string_view 
   manifest.synthetic = false;
   manifest.env.insert(state_->env.begin(), state_->env.end());
   manifest.tools.assign(state_->tools.begin(), state_->tools.end());
+  manifest.permissions = state_->permissions;
+  if (const auto id = inner_.identity(); id.uid != 0) manifest.identity = id;
   for (std::size_t i = 0; i < state_->commands.size(); ++i) {
     const auto& c = state_->commands[i];
     CommandRecord rec = c.record;

@@ -179,6 +179,12 @@ DetectBuilder& DetectBuilder::tool_output_cap(std::size_t bytes) {
   return *this;
 }
 
+DetectBuilder& DetectBuilder::diagnostics(DiagnosticSink sink, LogLevel level) {
+  options_.sink = sink ? std::make_shared<const DiagnosticSink>(std::move(sink)) : nullptr;
+  options_.log_level = level;
+  return *this;
+}
+
 AcceleratorRegistry DetectBuilder::detect() const {
   const auto system = make_live_system();
   return detect(*system);

@@ -150,6 +150,10 @@ class DetectBuilder {
   DetectBuilder& system_probes(bool on);
   DetectBuilder& tool_timeout(std::chrono::milliseconds timeout);
   DetectBuilder& tool_output_cap(std::size_t bytes);
+  /// Sends the detection's diagnostic events at `level` and above to `sink`
+  /// (called from several threads; it must be thread-safe). An empty sink
+  /// turns them off.
+  DetectBuilder& diagnostics(DiagnosticSink sink, LogLevel level = LogLevel::info);
 
   const DetectOptions& options() const noexcept { return options_; }
 
@@ -170,6 +174,16 @@ struct JsonOptions {
 /// Canonical JSON: fixed field order, devices in registry order, optional
 /// fields left out when unknown, no locale, always valid UTF-8.
 std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& options = {});
+
+/// Version of the summary document (docs/summary.schema.json).
+inline constexpr std::uint32_t summary_schema_version = 1;
+
+/// The compact view of a registry (`hwaccel detect --summary`): the library
+/// version, the registry's schema version, device counts by family and by
+/// backend, the best available device, total and accelerator memory
+/// (total_memory_including_cpu, total_accelerator_memory) and warning counts
+/// by kind. Canonical like to_json.
+std::string summary_json(const AcceleratorRegistry& registry, bool pretty = false);
 
 /// Reads what to_json wrote (any schema version up to ours; newer versions
 /// are read as far as this version understands them, with a warning added).

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <algorithm>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -474,6 +476,57 @@ TEST(CApiPlan, NullSafety) {
   EXPECT_EQ(hwaccel_train_json(nullptr, r.get(), 0, nullptr, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(hwaccel_registry_hypothetical(nullptr, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
   hwaccel_request_free(nullptr);
+}
+
+}  // namespace
+
+namespace {
+
+struct CollectedEvents {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+};
+
+void collect_event(const hwaccel_log_event* e, void* user_data) {
+  auto* collected = static_cast<CollectedEvents*>(user_data);
+  std::lock_guard lock(collected->mutex);
+  collected->lines.push_back(std::string(e->backend) + " " + e->event + " " + e->subject + ": " + e->outcome);
+}
+
+TEST(CApi, LogCallbackGetsTheDetectionsEvents) {
+  FixtureBuilder fixture;
+  fixture.file("/proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Test CPU\n\n")
+      .file("/proc/meminfo", "MemTotal:       16384 kB\nMemAvailable:    8192 kB\n");
+  const std::string dir = fixture.write();
+  const OptionsPtr options(hwaccel_detect_options_new());
+  ASSERT_TRUE(options);
+  ASSERT_EQ(hwaccel_detect_options_set_fixture(options.get(), dir.c_str(), nullptr), HWACCEL_OK);
+  ASSERT_EQ(hwaccel_detect_options_set_backends(options.get(), "cpu", nullptr), HWACCEL_OK);
+  CollectedEvents collected;
+  ASSERT_EQ(hwaccel_detect_options_set_log_callback(options.get(), HWACCEL_LOG_TRACE, &collect_event, &collected, nullptr),
+            HWACCEL_OK);
+  hwaccel_registry* raw = nullptr;
+  ASSERT_EQ(hwaccel_detect(options.get(), &raw, nullptr), HWACCEL_OK);
+  const RegistryPtr registry(raw);
+  const auto has = [&](std::string_view line) {
+    return std::find(collected.lines.begin(), collected.lines.end(), line) != collected.lines.end();
+  };
+  EXPECT_TRUE(has("cpu read_file /proc/cpuinfo: ok"));
+  EXPECT_TRUE(has("cpu detector_done : ok"));
+  EXPECT_TRUE(std::any_of(collected.lines.begin(), collected.lines.end(),
+                          [](const std::string& l) { return l.starts_with(" detection_done : "); }));
+
+  // NULL turns it off; a bad level is an argument error.
+  collected.lines.clear();
+  ASSERT_EQ(hwaccel_detect_options_set_log_callback(options.get(), HWACCEL_LOG_WARN, nullptr, nullptr, nullptr), HWACCEL_OK);
+  ASSERT_EQ(hwaccel_detect(options.get(), &raw, nullptr), HWACCEL_OK);
+  hwaccel_registry_free(raw);
+  EXPECT_TRUE(collected.lines.empty());
+  EXPECT_EQ(hwaccel_detect_options_set_log_callback(options.get(), static_cast<hwaccel_log_level>(9), &collect_event,
+                                                    &collected, nullptr),
+            HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_detect_options_set_log_callback(nullptr, HWACCEL_LOG_INFO, &collect_event, &collected, nullptr),
+            HWACCEL_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace
