@@ -5,3 +5,4 @@ export import hwaccel.detect;
 export import hwaccel.registry;
 export import hwaccel.plan;
 export import hwaccel.training;
+export import hwaccel.doctor;

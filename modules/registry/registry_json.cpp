@@ -265,6 +265,49 @@ std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& opti
   return out;
 }
 
+std::string summary_json(const AcceleratorRegistry& registry, bool pretty) {
+  // Counts by name (std::map), so that the output is canonical.
+  std::map<std::string_view, std::uint64_t> by_family, by_backend, by_kind;
+  for (const auto& d : registry.devices()) {
+    ++by_family[to_string(d.family)];
+    ++by_backend[to_string(d.backend)];
+  }
+  for (const auto& w : registry.warnings()) ++by_kind[to_string(w.kind)];
+  json::Writer w(pretty);
+  w.begin_object();
+  w.field("summary_schema_version", summary_schema_version);
+  w.field("version", library_version());
+  w.field("schema_version", registry.schema_version());
+  w.field("devices", static_cast<std::uint64_t>(registry.devices().size()));
+  w.key("devices_by_family").begin_object();
+  for (const auto& [name, n] : by_family) w.field(name, n);
+  w.end_object();
+  w.key("devices_by_backend").begin_object();
+  for (const auto& [name, n] : by_backend) w.field(name, n);
+  w.end_object();
+  w.key("best_device");
+  if (const DeviceProfile* best = registry.best_available()) {
+    w.begin_object();
+    w.field("id", best->id);
+    w.field("name", best->name);
+    w.field("family", to_string(best->family));
+    w.field("memory_bytes", best->memory_bytes);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.field("total_memory_bytes", registry.total_memory_including_cpu());
+  w.field("accelerator_memory_bytes", registry.total_accelerator_memory());
+  w.field("warnings", static_cast<std::uint64_t>(registry.warnings().size()));
+  w.key("warnings_by_kind").begin_object();
+  for (const auto& [name, n] : by_kind) w.field(name, n);
+  w.end_object();
+  w.end_object();
+  std::string out = std::move(w).take();
+  if (pretty) out.push_back('\n');
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // Reader. Every field is optional unless the writer always writes it; unknown
 // fields are skipped so that a newer writer's output still reads.
