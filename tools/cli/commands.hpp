@@ -7,6 +7,14 @@
 
 namespace hwaccel::cli {
 
+/// Diagnostic logging on stderr: -v (info), -vv (debug), -vvv (trace), or
+/// HWACCEL_LOG=warn|info|debug|trace; --log-format text|json.
+struct LogArgs {
+  int verbosity = 0;
+  std::string format = "text";
+};
+void add_log_options(CLI::App& cmd, LogArgs& args);
+
 /// Options shared by `hwaccel`, `hwaccel detect` and the planners that can
 /// read the machine or a fixture.
 struct DetectArgs {
@@ -17,7 +25,9 @@ struct DetectArgs {
   bool no_timings = false;
   bool no_system = false;
   bool simulate = false;
+  bool summary = false;
   int timeout_ms = 5000;
+  LogArgs log;
 };
 
 void add_detect_options(CLI::App& cmd, DetectArgs& args);
@@ -31,5 +41,7 @@ Command add_specs_command(CLI::App& app);
 Command add_models_command(CLI::App& app);
 Command add_train_command(CLI::App& app);
 Command add_recommend_command(CLI::App& app);
+Command add_summary_command(CLI::App& app);
+Command add_doctor_command(CLI::App& app);
 
 }  // namespace hwaccel::cli

@@ -23,6 +23,7 @@ inline constexpr std::string_view common_help_footer =
     "  HWACCEL_BACKENDS   comma list of backends to run when --backends is not given\n"
     "  NO_COLOR           when set and not empty, --table output has no colours\n"
     "  HWACCEL_INSTANCE_CATALOGUE  instance catalogue file for `hwaccel recommend` (--catalogue wins)\n"
+    "  HWACCEL_LOG        diagnostic events on stderr: warn, info, debug or trace (-v, -vv, -vvv win)\n"
     "\n"
     "Exit status:\n"
     "  0  success (a backend that failed is a warning in the output, not a failure)\n"

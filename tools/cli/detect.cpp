@@ -37,6 +37,7 @@ std::optional<DetectBuilder> make_builder(const DetectArgs& args) {
     }
   }
   builder.system_probes(!args.no_system).tool_timeout(std::chrono::milliseconds(args.timeout_ms));
+  if (!install_log_sink(builder, args.log)) return std::nullopt;
   return builder;
 }
 
@@ -148,6 +149,10 @@ void add_detect_options(CLI::App& cmd, DetectArgs& args) {
                "With --fixture: take as long as the captured tools took (latency tests)");
   cmd.add_option("--timeout-ms", args.timeout_ms, "Deadline for each tool run, in milliseconds")
       ->check(CLI::Range(1, 600'000));
+  cmd.add_flag("--summary", args.summary,
+               "A compact JSON document instead of the registry: device counts by family and backend, the best "
+               "device, memory totals, warnings by kind (docs/json.md)");
+  add_log_options(cmd, args.log);
 }
 
 int run_detect(const DetectArgs& args) {
@@ -166,7 +171,10 @@ int run_detect(const DetectArgs& args) {
   } else {
     registry = builder->detect();
   }
-  if (args.table) {
+  if (args.summary) {
+    std::cout << summary_json(registry, args.pretty);
+    if (!args.pretty) std::cout << "\n";
+  } else if (args.table) {
     std::cout << registry_table(registry, use_color(STDOUT_FILENO));
   } else {
     std::cout << to_json(registry, JsonOptions{.pretty = args.pretty, .include_timings = !args.no_timings});

@@ -12,4 +12,9 @@ namespace hwaccel::cli {
 /// --timeout-ms; a bad backend list prints why and gives nothing (exit 2).
 std::optional<DetectBuilder> make_builder(const DetectArgs& args);
 
+/// Installs the stderr log sink that -v/-vv/-vvv or HWACCEL_LOG ask for
+/// (none when neither does); false, after saying why, for a bad
+/// HWACCEL_LOG or --log-format.
+bool install_log_sink(DetectBuilder& builder, const LogArgs& args);
+
 }  // namespace hwaccel::cli
