@@ -56,6 +56,24 @@ void replay_in_memory(benchmark::State& state, const fs::path& dir) {
   }
 }
 
+// The same with a diagnostic sink that discards every event at `level`:
+// what listening costs (without a sink, detection makes no event at all).
+void replay_with_sink(benchmark::State& state, const fs::path& dir, LogLevel level) {
+  auto fixture = FixtureSystem::open(dir.string());
+  if (!fixture) {
+    state.SkipWithError(fixture.error().message.c_str());
+    return;
+  }
+  std::size_t events = 0;
+  DetectBuilder builder;
+  builder.diagnostics([&events](const DiagnosticEvent&) { ++events; }, level);
+  for (auto _ : state) {
+    auto registry = builder.detect(**fixture);
+    benchmark::DoNotOptimize(registry);
+  }
+  state.counters["events"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kAvgIterations);
+}
+
 // Opening the fixture (indexing root/, reading the manifest) plus detection.
 void replay_from_disk(benchmark::State& state, const fs::path& dir) {
   const DetectBuilder builder;
@@ -122,6 +140,12 @@ int main(int argc, char** argv) {
                                    replay_one_backend, dir, b)
           ->Unit(benchmark::kMicrosecond);
   }
+  for (const char* name : {"dgx-h100-8x-nvswitch", "dual-xeon-8480-no-accel"})
+    for (const auto level : {LogLevel::warn, LogLevel::info, LogLevel::trace})
+      benchmark::RegisterBenchmark(
+          (std::string("replay_with_sink/") + name + "/" + std::string(to_string(level))).c_str(), replay_with_sink,
+          fixtures_root() / "machines" / name, level)
+          ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("orchestrator_overhead", orchestrator_overhead)->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("live_detection", live_detection)->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&argc, argv);

@@ -116,4 +116,25 @@ void detect_backend(std::string_view param, std::string_view input, Findings& fi
   }
 }
 
+// hwaccel doctor on a whole machine: its checks read sysfs, /dev, /etc/group
+// and the detection's own events, all of which the input controls. Its
+// report must keep its promises (docs/doctor.md) whatever the machine holds.
+void doctor(std::string_view, std::string_view input, Findings& findings) {
+  const auto system = MemorySystem::decode(input);
+  const DoctorReport report = run_doctor(*system);
+  check_registry(report.registry, DetectBuilder().options(), findings);
+  bool blocking = false;
+  for (const auto& f : report.findings) {
+    blocking = blocking || f.blocking;
+    findings.check(!f.cause.empty() && !f.remedy.empty(), "a doctor finding without a cause or a remedy");
+    findings.check(f.cause.find('\n') == std::string::npos, "a doctor cause is not one line");
+  }
+  findings.check(report.usable() == !blocking, "doctor's usable() disagrees with its findings");
+  const std::string json = doctor_json(report);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  findings.check(parser.parse(json).get(doc) == simdjson::SUCCESS, "doctor JSON does not parse");
+  findings.check(!doctor_text(report).empty(), "doctor text is empty");
+}
+
 }  // namespace hwaccel::fuzz
