@@ -17,6 +17,7 @@ module;
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,13 @@ namespace {
 
 constexpr int max_symlink_hops = 40;
 
+// Folder entries are looked up by name on every path component of every
+// read: a hash of the name, not a walk of string compares down a tree.
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view name) const noexcept { return std::hash<std::string_view>{}(name); }
+};
+
 struct Node {
   FileType type = FileType::unknown;
   std::uint64_t size = 0;
@@ -47,7 +55,7 @@ struct Node {
   std::optional<std::string> data; // preloaded content (whole file, or the first preload bytes)
   bool data_complete = false;
   bool unreadable = false;         // a directory that could not be listed (permissions)
-  std::map<std::string, std::unique_ptr<Node>, std::less<>> children;  // directory
+  std::unordered_map<std::string, std::unique_ptr<Node>, NameHash, std::equal_to<>> children;  // directory
 };
 
 std::vector<std::string_view> components(std::string_view path) {
@@ -579,6 +587,7 @@ Result<std::vector<DirEntry>> FixtureSystem::list_dir(std::string_view path) con
   std::vector<DirEntry> out;
   out.reserve(n.children.size());
   for (const auto& [name, child] : n.children) out.push_back(DirEntry{name, child->type});
+  std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   return out;
 }
 
