@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Whole-process timings of the hwaccel CLI with hyperfine: start-up floor
-# (`hwaccel --version`) vs a detection of this machine; a detection with fake
+# Whole-process timings of the hwaccel CLI with hyperfine, each against a C
+# "hello world" built and timed in the same run (the floor of any process on
+# this machine): `hwaccel --version` and `hwaccel detect` on this machine, with
+# the targets of docs/benchmarks.md; a detection with fake
 # nvidia-smi tools on PATH that answer as an 8xH100 node does (from the
 # dgx-h100-8x-nvswitch fixture, after a delay); and a detection with a hung
 # nvidia-smi under --timeout-ms. Prints each median and the ratios.
@@ -56,11 +58,25 @@ write_fake_smi() {
   chmod +x "$dir/nvidia-smi"
 }
 
+# The floor: a C program that prints one line, built here with the system C compiler.
+command -v cc >/dev/null || { echo "process_timings.sh: a C compiler (cc) is needed for the hello-world floor" >&2; exit 2; }
+printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' >"$work/hello.c"
+cc -O2 -o "$work/hello" "$work/hello.c"
+
+# verdict RATIO LIMIT: "met" or "missed".
+verdict() { jq -rn --argjson r "$1" --argjson l "$2" 'if $r <= $l then "met" else "missed" end'; }
+
 printf '%-52s %10s\n' "command" "median ms"
+hello=$(median_ms hello "$runs" "$work/hello")
+printf '%-52s %10.3f\n' "C hello world (the floor)" "$hello"
 version=$(median_ms version "$runs" "$hwaccel --version")
-printf '%-52s %10.2f\n' "hwaccel --version" "$version"
+ratio=$(jq -n "$version / $hello")
+printf '%-52s %10.3f   (%.2fx hello; target <= 1.15x: %s)\n' "hwaccel --version" "$version" "$ratio" "$(verdict "$ratio" 1.15)"
+detect_ms=$(median_ms detect "$runs" "$hwaccel detect --no-timings")
+ratio=$(jq -n "$detect_ms / $hello")
+printf '%-52s %10.3f   (%.2fx hello; target <= 1.6x: %s)\n' "hwaccel detect (this machine)" "$detect_ms" "$ratio" "$(verdict "$ratio" 1.6)"
 local_ms=$(median_ms local "$runs" "$hwaccel")
-printf '%-52s %10.2f   (%.2fx --version)\n' "hwaccel (this machine)" "$local_ms" "$(jq -n "$local_ms / $version")"
+printf '%-52s %10.3f   (%.2fx hello)\n' "hwaccel (bare, this machine)" "$local_ms" "$(jq -n "$local_ms / $hello")"
 
 for delay in $delays; do
   fake="$work/fake-$delay"
