@@ -1,6 +1,7 @@
 // Cross-backend passes over a finished detection.
 module;
 #include <algorithm>
+#include <chrono>
 #include <string_view>
 #include <string>
 #include <tuple>
@@ -30,12 +31,46 @@ void drop_impossible_memory(Inventory& inv) {
   }
 }
 
+// Sends `event` to the options' sink when one listens at `event.level`.
+void emit(const DetectOptions& options, const DiagnosticEvent& event) {
+  if (!options.sink || event.level < options.log_level) return;
+  try {
+    (*options.sink)(event);
+  } catch (...) {
+    // A sink that throws loses its event, never the detection.
+  }
+}
+
 }  // namespace
 
 void finalize_inventory(Inventory& inv, const System& system, const DetectOptions& options) {
+  // The cross-backend passes add warnings of their own: they are reported
+  // as events like the detectors' (those are already told).
+  std::vector<Warning> warnings_before;
+  if (options.sink && LogLevel::warn >= options.log_level) warnings_before = inv.warnings;
   drop_impossible_memory(inv);
   // Before ordering: a Vulkan device folded into its native twin leaves the list.
+  std::vector<std::pair<std::string, std::string>> vulkan_before;  // name, bus id
+  const bool tell_merges = options.sink && LogLevel::info >= options.log_level;
+  if (tell_merges)
+    for (const auto& d : inv.devices)
+      if (d.backend == Backend::vulkan) vulkan_before.emplace_back(d.name, d.pci_bus_id.value_or(""));
   merge_vulkan_devices(inv, system);
+  if (tell_merges) {
+    std::vector<std::pair<std::string, std::string>> vulkan_after;
+    for (const auto& d : inv.devices)
+      if (d.backend == Backend::vulkan) vulkan_after.emplace_back(d.name, d.pci_bus_id.value_or(""));
+    for (const auto& [name, bus] : vulkan_before) {
+      const auto it = std::find(vulkan_after.begin(), vulkan_after.end(), std::pair{name, bus});
+      if (it != vulkan_after.end()) {
+        vulkan_after.erase(it);
+        continue;
+      }
+      emit(options, DiagnosticEvent{LogLevel::info, "device_merged", "vulkan", bus.empty() ? name : text::cat(name, " ", bus),
+                                    "folded into the native backend's device of the same GPU", {}, -1,
+                                    std::chrono::microseconds{-1}});
+    }
+  }
   if (options.enabled(Backend::vulkan)) warn_unreported_render_nodes(inv, system);
   std::sort(inv.devices.begin(), inv.devices.end(), [](const DeviceProfile& a, const DeviceProfile& b) {
     return std::tie(a.backend, a.index) < std::tie(b.backend, b.index);
@@ -63,6 +98,11 @@ void finalize_inventory(Inventory& inv, const System& system, const DetectOption
   for (auto& w : inv.warnings)
     if (std::find(unique.begin(), unique.end(), w) == unique.end()) unique.push_back(std::move(w));
   inv.warnings = std::move(unique);
+  if (options.sink && LogLevel::warn >= options.log_level)
+    for (const auto& w : inv.warnings)
+      if (std::find(warnings_before.begin(), warnings_before.end(), w) == warnings_before.end())
+        emit(options, DiagnosticEvent{LogLevel::warn, "warning", w.backend, {}, std::string(to_string(w.kind)), w.message,
+                                      -1, std::chrono::microseconds{-1}});
 }
 
 }  // namespace hwaccel

@@ -30,8 +30,9 @@ std::optional<LogLevel> parse_log_level(std::string_view text) noexcept;
 /// read_file, list_dir, read_link, status, find_tool, run_tool (what was
 /// looked at: `subject` is the path, the tool or the command line, `outcome`
 /// "ok", the error, "not found" or "exit N"), detector_start, detector_done
-/// (`count`: devices found), warning (`detail`: its message) and
-/// detection_done (`count`: devices in the registry).
+/// (`count`: devices found), warning (`detail`: its message; also those of
+/// the cross-backend passes), device_merged (a device two backends saw,
+/// folded into one) and detection_done (`count`: devices in the registry).
 struct DiagnosticEvent {
   LogLevel level = LogLevel::debug;
   std::string_view event;
