@@ -156,11 +156,11 @@ typedef struct hwaccel_log_event {
  * call back into hwaccel. */
 typedef void (*hwaccel_log_callback)(const hwaccel_log_event* event, void* user_data);
 
-/* Sends the events of hwaccel_detect with these options at `level` and above
- * to `callback` with `user_data`; NULL turns them off (the default: then no
- * event is made at all). */
-HWACCEL_API hwaccel_status hwaccel_detect_options_set_log_callback(hwaccel_detect_options* options,
-                                                                   hwaccel_log_level level,
+/* Sends the events of hwaccel_detect with these options at `level` (one of
+ * hwaccel_log_level; another value is HWACCEL_ERROR_INVALID_ARGUMENT) and
+ * above to `callback` with `user_data`; NULL turns them off (the default:
+ * then no event is made at all). */
+HWACCEL_API hwaccel_status hwaccel_detect_options_set_log_callback(hwaccel_detect_options* options, int level,
                                                                    hwaccel_log_callback callback, void* user_data,
                                                                    hwaccel_error** error);
 

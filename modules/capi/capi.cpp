@@ -263,8 +263,7 @@ HWACCEL_API hwaccel_status hwaccel_detect_options_set_system_probes(hwaccel_dete
   });
 }
 
-HWACCEL_API hwaccel_status hwaccel_detect_options_set_log_callback(hwaccel_detect_options* options,
-                                                                   hwaccel_log_level level,
+HWACCEL_API hwaccel_status hwaccel_detect_options_set_log_callback(hwaccel_detect_options* options, int level,
                                                                    hwaccel_log_callback callback, void* user_data,
                                                                    hwaccel_error** error) {
   return guarded(error, [&] {

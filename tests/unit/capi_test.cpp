@@ -522,8 +522,9 @@ TEST(CApi, LogCallbackGetsTheDetectionsEvents) {
   ASSERT_EQ(hwaccel_detect(options.get(), &raw, nullptr), HWACCEL_OK);
   hwaccel_registry_free(raw);
   EXPECT_TRUE(collected.lines.empty());
-  EXPECT_EQ(hwaccel_detect_options_set_log_callback(options.get(), static_cast<hwaccel_log_level>(9), &collect_event,
-                                                    &collected, nullptr),
+  EXPECT_EQ(hwaccel_detect_options_set_log_callback(options.get(), 9, &collect_event, &collected, nullptr),
+            HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_detect_options_set_log_callback(options.get(), -1, &collect_event, &collected, nullptr),
             HWACCEL_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(hwaccel_detect_options_set_log_callback(nullptr, HWACCEL_LOG_INFO, &collect_event, &collected, nullptr),
             HWACCEL_ERROR_INVALID_ARGUMENT);
