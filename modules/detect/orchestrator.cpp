@@ -205,26 +205,10 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
   std::vector<Slot> slots(table.size());
   std::vector<std::jthread> threads;
 
-  // On a live machine every read is a system call. The host probes
-  // (environment, storage, network) read the most files and run no tool:
-  // with a second CPU they run on a thread of their own, started first,
-  // beside the backends that run inline, which halves the wall time of a
-  // detection without accelerators. A replayed fixture reads memory, where
-  // a thread costs more than it saves.
-  const bool probe_lane = cache.has_value() && std::thread::hardware_concurrency() > 1;
-  if (probe_lane) {
-    std::vector<std::size_t> probes;
-    for (std::size_t i = 0; i < table.size(); ++i)
-      if (!table[i]->backend && selected(*table[i], options)) probes.push_back(i);
-    if (!probes.empty())
-      threads.emplace_back([&, probes = std::move(probes)] {
-        for (std::size_t i : probes) run_one(*table[i], system, options, slots[i]);
-      });
-  }
   std::vector<std::size_t> inline_ones;
   for (std::size_t i = 0; i < table.size(); ++i) {
     const Detector& d = *table[i];
-    if (!selected(d, options) || (probe_lane && !d.backend)) continue;
+    if (!selected(d, options)) continue;
     if (may_wait_on_tool(d, system))
       threads.emplace_back([&, i] { run_one(*table[i], system, options, slots[i]); });
     else
