@@ -31,27 +31,17 @@ void drop_impossible_memory(Inventory& inv) {
   }
 }
 
-// Sends `event` to the options' sink when one listens at `event.level`.
-void emit(const DetectOptions& options, const DiagnosticEvent& event) {
-  if (!options.sink || event.level < options.log_level) return;
-  try {
-    (*options.sink)(event);
-  } catch (...) {
-    // A sink that throws loses its event, never the detection.
-  }
-}
-
 }  // namespace
 
 void finalize_inventory(Inventory& inv, const System& system, const DetectOptions& options) {
   // The cross-backend passes add warnings of their own: they are reported
   // as events like the detectors' (those are already told).
   std::vector<Warning> warnings_before;
-  if (options.sink && LogLevel::warn >= options.log_level) warnings_before = inv.warnings;
+  if (options.wants(LogLevel::warn)) warnings_before = inv.warnings;
   drop_impossible_memory(inv);
   // Before ordering: a Vulkan device folded into its native twin leaves the list.
   std::vector<std::pair<std::string, std::string>> vulkan_before;  // name, bus id
-  const bool tell_merges = options.sink && LogLevel::info >= options.log_level;
+  const bool tell_merges = options.wants(LogLevel::info);
   if (tell_merges)
     for (const auto& d : inv.devices)
       if (d.backend == Backend::vulkan) vulkan_before.emplace_back(d.name, d.pci_bus_id.value_or(""));
@@ -66,7 +56,7 @@ void finalize_inventory(Inventory& inv, const System& system, const DetectOption
         vulkan_after.erase(it);
         continue;
       }
-      emit(options, DiagnosticEvent{LogLevel::info, "device_merged", "vulkan", bus.empty() ? name : text::cat(name, " ", bus),
+      options.report(DiagnosticEvent{LogLevel::info, "device_merged", "vulkan", bus.empty() ? name : text::cat(name, " ", bus),
                                     "folded into the native backend's device of the same GPU", {}, -1,
                                     std::chrono::microseconds{-1}});
     }
@@ -98,10 +88,10 @@ void finalize_inventory(Inventory& inv, const System& system, const DetectOption
   for (auto& w : inv.warnings)
     if (std::find(unique.begin(), unique.end(), w) == unique.end()) unique.push_back(std::move(w));
   inv.warnings = std::move(unique);
-  if (options.sink && LogLevel::warn >= options.log_level)
+  if (options.wants(LogLevel::warn))
     for (const auto& w : inv.warnings)
       if (std::find(warnings_before.begin(), warnings_before.end(), w) == warnings_before.end())
-        emit(options, DiagnosticEvent{LogLevel::warn, "warning", w.backend, {}, std::string(to_string(w.kind)), w.message,
+        options.report(DiagnosticEvent{LogLevel::warn, "warning", w.backend, {}, std::string(to_string(w.kind)), w.message,
                                       -1, std::chrono::microseconds{-1}});
 }
 

@@ -40,27 +40,6 @@ std::chrono::microseconds since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
 }
 
-// Sends diagnostic events at the options' level and above; detection makes
-// none when no sink is installed.
-class Diagnostics {
- public:
-  explicit Diagnostics(const DetectOptions& options) noexcept : sink_(options.sink.get()), level_(options.log_level) {}
-
-  bool wants(LogLevel level) const noexcept { return sink_ && level >= level_; }
-  void emit(const DiagnosticEvent& event) const {
-    if (!wants(event.level)) return;
-    try {
-      (*sink_)(event);
-    } catch (...) {
-      // A sink that throws loses its event, never the detection.
-    }
-  }
-
- private:
-  const DiagnosticSink* sink_;
-  LogLevel level_;
-};
-
 // The first line of a tool's complaint, for an event's detail.
 std::string first_line(std::string_view text) {
   while (!text.empty() && (text.front() == '\n' || text.front() == '\r' || text.front() == ' ')) text.remove_prefix(1);
@@ -72,7 +51,7 @@ std::string first_line(std::string_view text) {
 // detector (what was looked at, how it went, how long it took).
 class ObservingSystem final : public System {
  public:
-  ObservingSystem(const System& inner, const Diagnostics& diagnostics, std::string_view backend) noexcept
+  ObservingSystem(const System& inner, const DetectOptions& diagnostics, std::string_view backend) noexcept
       : inner_(inner), diagnostics_(diagnostics), backend_(backend) {}
 
   Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
@@ -107,7 +86,7 @@ class ObservingSystem final : public System {
   std::optional<std::string> find_tool(std::string_view name) const override {
     auto found = inner_.find_tool(name);
     if (diagnostics_.wants(LogLevel::debug))
-      diagnostics_.emit(DiagnosticEvent{LogLevel::debug, "find_tool", backend_, std::string(name),
+      diagnostics_.report(DiagnosticEvent{LogLevel::debug, "find_tool", backend_, std::string(name),
                                         found ? text::cat("found ", *found) : std::string("not found"), {}, -1,
                                         std::chrono::microseconds{-1}});
     return found;
@@ -127,7 +106,7 @@ class ObservingSystem final : public System {
         if (!r->succeeded()) e.detail = first_line(r->err.find_first_not_of(" \r\n") != std::string::npos ? r->err : r->out);
         e.count = static_cast<std::int64_t>(r->out.size());
       }
-      diagnostics_.emit(e);
+      diagnostics_.report(e);
     }
     return r;
   }
@@ -138,13 +117,13 @@ class ObservingSystem final : public System {
   template <class T>
   void report(LogLevel level, std::string_view event, std::string subject, const Result<T>& r, Clock::time_point start,
               std::int64_t count) const {
-    diagnostics_.emit(DiagnosticEvent{level, event, backend_, std::move(subject),
+    diagnostics_.report(DiagnosticEvent{level, event, backend_, std::move(subject),
                                       r ? std::string("ok") : std::string(to_string(r.error().kind)), {}, count,
                                       since(start)});
   }
 
   const System& inner_;
-  const Diagnostics& diagnostics_;
+  const DetectOptions& diagnostics_;
   std::string_view backend_;
 };
 
@@ -161,12 +140,14 @@ DetectorOutput stopped_output(const DetectContext& ctx, std::string_view detecto
 }
 
 void run_one(const Detector& d, const System& system, const DetectOptions& options, Slot& slot) {
-  const Diagnostics diagnostics(options);
   const auto start = Clock::now();
+  // Reads are reported at trace and tool runs at debug: below debug, the
+  // detector reads the machine directly.
   std::optional<ObservingSystem> observed;
-  if (diagnostics.wants(LogLevel::trace) || diagnostics.wants(LogLevel::debug)) observed.emplace(system, diagnostics, d.name);
+  if (options.wants(LogLevel::debug)) observed.emplace(system, options, d.name);
   const System& seen = observed ? static_cast<const System&>(*observed) : system;
-  diagnostics.emit(DiagnosticEvent{LogLevel::debug, "detector_start", d.name, {}, {}, {}, -1, std::chrono::microseconds{-1}});
+  if (options.wants(LogLevel::debug))
+    options.report(DiagnosticEvent{LogLevel::debug, "detector_start", d.name, {}, {}, {}, -1, std::chrono::microseconds{-1}});
   DetectContext ctx(seen, options, d.name);
   try {
     slot.output = d.detect(ctx);
@@ -176,15 +157,15 @@ void run_one(const Detector& d, const System& system, const DetectOptions& optio
     slot.output = stopped_output(ctx, d.name, "an exception that is not a std::exception");
   }
   slot.elapsed = since(start);
-  if (diagnostics.wants(LogLevel::info)) {
-    diagnostics.emit(DiagnosticEvent{LogLevel::info, "detector_done", d.name, {},
-                                     slot.output.warnings.empty() ? std::string("ok")
-                                                                  : text::cat(slot.output.warnings.size(), " warning(s)"),
-                                     {}, static_cast<std::int64_t>(slot.output.devices.size()), slot.elapsed});
+  if (options.wants(LogLevel::info))
+    options.report(DiagnosticEvent{LogLevel::info, "detector_done", d.name, {},
+                                   slot.output.warnings.empty() ? std::string("ok")
+                                                                : text::cat(slot.output.warnings.size(), " warning(s)"),
+                                   {}, static_cast<std::int64_t>(slot.output.devices.size()), slot.elapsed});
+  if (options.wants(LogLevel::warn))
     for (const auto& w : slot.output.warnings)
-      diagnostics.emit(DiagnosticEvent{LogLevel::warn, "warning", d.name, {}, std::string(to_string(w.kind)), w.message,
-                                       -1, std::chrono::microseconds{-1}});
-  }
+      options.report(DiagnosticEvent{LogLevel::warn, "warning", d.name, {}, std::string(to_string(w.kind)), w.message,
+                                     -1, std::chrono::microseconds{-1}});
 }
 
 template <class T>
@@ -234,9 +215,8 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
     inv.timings.push_back(BackendTiming{std::string(d.name), slots[i].elapsed});
   }
   finalize_inventory(inv, system, options);
-  const Diagnostics diagnostics(options);
-  if (diagnostics.wants(LogLevel::info))
-    diagnostics.emit(DiagnosticEvent{LogLevel::info, "detection_done", {}, {}, text::cat(inv.warnings.size(), " warning(s)"),
+  if (options.wants(LogLevel::info))
+    options.report(DiagnosticEvent{LogLevel::info, "detection_done", {}, {}, text::cat(inv.warnings.size(), " warning(s)"),
                                      {}, static_cast<std::int64_t>(inv.devices.size()), since(started)});
   return inv;
 }

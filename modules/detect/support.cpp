@@ -68,6 +68,15 @@ std::string_view to_string(LogLevel level) noexcept {
   return "info";
 }
 
+void DetectOptions::report(const DiagnosticEvent& event) const noexcept {
+  if (!wants(event.level)) return;
+  try {
+    (*sink)(event);
+  } catch (...) {
+    // A sink that throws loses its event, never the detection.
+  }
+}
+
 std::optional<LogLevel> parse_log_level(std::string_view text) noexcept {
   if (text == "trace") return LogLevel::trace;
   if (text == "debug") return LogLevel::debug;

@@ -60,6 +60,13 @@ struct DetectOptions {
   std::shared_ptr<const DiagnosticSink> sink;
   LogLevel log_level = LogLevel::info;
 
+  /// Whether an event at `level` would reach the sink: callers test it
+  /// before building an event, so that detection without a sink builds none.
+  bool wants(LogLevel level) const noexcept { return sink && level >= log_level; }
+  /// Sends `event` to the sink when it wants its level; an exception the
+  /// sink throws loses that event, never the detection.
+  void report(const DiagnosticEvent& event) const noexcept;
+
   bool enabled(Backend b) const noexcept { return backends.test(static_cast<std::size_t>(b)); }
 };
 

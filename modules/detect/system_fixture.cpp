@@ -3,7 +3,6 @@
 // would leave it is an error. No path outside the fixture is ever opened.
 module;
 #include <algorithm>
-#include <cstdio>
 #include <array>
 #include <cerrno>
 #include <climits>
@@ -388,10 +387,8 @@ std::string write_fixture_manifest(const FixtureManifest& m) {
   if (!m.permissions.empty()) {
     w.key("permissions").begin_object();
     for (const auto& [path, fp] : m.permissions) {
-      char mode[8];
-      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(fp.mode & 07777));
       w.key(path).begin_object();
-      w.field("mode", std::string_view(mode));
+      w.field("mode", text::octal_mode(fp.mode));
       w.field("uid", fp.uid);
       w.field("gid", fp.gid);
       w.end_object();

@@ -3,7 +3,6 @@
 module;
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,12 +92,6 @@ std::map<std::uint32_t, std::string> names_by_id(const System& system, std::stri
 std::string with_name(std::uint32_t id, const std::map<std::uint32_t, std::string>& names) {
   const auto it = names.find(id);
   return it == names.end() ? std::to_string(id) : text::cat(it->second, " (", id, ")");
-}
-
-std::string octal_mode(std::uint32_t mode) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
-  return buf;
 }
 
 class Checks {
@@ -207,6 +200,7 @@ class Checks {
       const std::string addr = address->to_string();
       const std::string path = text::cat("/sys/bus/pci/devices/", addr);
       const std::string backend(k->backend);
+      pci_backends_.insert(backend);
       const std::string what = text::cat(k->what, " ", addr, " (", pci_id_text(*f.vendor_id, f.device_id.value_or(0)), ")");
       if (!f.driver) {
         add({backend, addr, text::cat(what, " has no kernel driver bound to it"), std::string(k->driver_remedy), true,
@@ -261,7 +255,7 @@ class Checks {
                            group_name, "\")"),
            true,
            {{"path", node},
-            {"mode", octal_mode(st->mode)},
+            {"mode", text::octal_mode(st->mode)},
             {"owner", with_name(st->uid, users_)},
             {"group", with_name(st->gid, groups_)},
             {"user", with_name(identity_.uid, users_)},
@@ -278,7 +272,7 @@ class Checks {
         std::any_of(report_.registry.devices().begin(), report_.registry.devices().end(),
                     [&](const DeviceProfile& d) { return to_string(d.backend) == backend; }) ||
         std::any_of(report_.findings.begin(), report_.findings.end(), [&](const DoctorFinding& f) { return f.backend == backend; }) ||
-        any_pci_of(backend);
+        pci_backends_.contains(backend);
     if (!present) return;
     add({std::string(backend), std::string(variable),
          text::cat(variable, " is set to \"", v, "\": programs in this environment see no ", vendor, " device"),
@@ -286,15 +280,6 @@ class Checks {
          {{"variable", std::string(variable)}, {"value", std::string(v)}}});
   }
 
-  bool any_pci_of(std::string_view backend) const {
-    for (const auto& name : list_names(system_, "/sys/bus/pci/devices")) {
-      const auto address = pci_address_of_name(name);
-      if (!address) continue;
-      const KnownAccelerator* k = known_accelerator(read_pci_function(system_, *address));
-      if (k && k->backend == backend) return true;
-    }
-    return false;
-  }
 
   const System& system_;
   DoctorReport& report_;
@@ -302,6 +287,7 @@ class Checks {
   ProcessIdentity identity_;
   std::map<std::uint32_t, std::string> groups_, users_;
   std::set<std::string> checked_nodes_;
+  std::set<std::string, std::less<>> pci_backends_;  // backends with a PCI function here, usable or not
 };
 
 // A missing vendor tool while its device is bound: detection then reads only

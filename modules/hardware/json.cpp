@@ -59,53 +59,6 @@ constexpr bool word_may_need_escape(std::uint64_t w) noexcept {
 
 }  // namespace
 
-void append_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  std::size_t i = 0;
-  while (i < s.size()) {
-    // Copy the longest run of plain ASCII in one go.
-    std::size_t j = i;
-    while (j + 8 <= s.size()) {
-      std::uint64_t word;
-      std::memcpy(&word, s.data() + j, sizeof word);
-      if (word_may_need_escape(word)) break;
-      j += 8;
-    }
-    while (j < s.size() && !needs_escape(static_cast<unsigned char>(s[j]))) ++j;
-    out.append(s.data() + i, j - i);
-    i = j;
-    if (i >= s.size()) break;
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      const std::size_t n = utf8_sequence_length(s, i);
-      if (n == 0) {
-        out.append("\xef\xbf\xbd");  // U+FFFD as UTF-8, so output reads back unchanged
-        ++i;
-      } else {
-        out.append(s.data() + i, n);
-        i += n;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      case '\b': out.append("\\b"); break;
-      case '\f': out.append("\\f"); break;
-      default: {
-        constexpr char hex[] = "0123456789abcdef";
-        const char esc[] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
-        out.append(esc, sizeof esc);
-      }
-    }
-    ++i;
-  }
-  out.push_back('"');
-}
-
 // The longest escape is \u00XX: six bytes for one.
 char* escape_into(char* p, std::string_view s) noexcept {
   *p++ = '"';
@@ -157,6 +110,12 @@ char* escape_into(char* p, std::string_view s) noexcept {
   }
   *p++ = '"';
   return p;
+}
+
+void append_string(std::string& out, std::string_view s) {
+  const std::size_t at = out.size();
+  out.resize(at + s.size() * 6 + 2);
+  out.resize(static_cast<std::size_t>(escape_into(out.data() + at, s) - out.data()));
 }
 
 Writer::Writer(bool pretty, std::size_t reserve) : pretty_(pretty) { out_.resize(reserve); }

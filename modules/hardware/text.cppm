@@ -1,5 +1,6 @@
 // Small string_view helpers shared by every parser: no allocation, no locale.
 module;
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -246,6 +247,14 @@ inline void append_uint(std::string& out, std::uint64_t v) {
   char buf[24];
   const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, ptr);
+}
+
+/// Permission bits as `ls -l`'s octal form: "0660", "4755".
+inline std::string octal_mode(std::uint32_t mode) {
+  char buf[8];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, mode & 07777u, 8);
+  const std::string digits(buf, end);
+  return std::string(4 - std::min<std::size_t>(4, digits.size()), '0') + digits;
 }
 
 /// Shortest decimal form that reads back to the same double; "null" is the

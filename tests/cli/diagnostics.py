@@ -120,6 +120,13 @@ if quiet.stdout != plain.stdout:
     failures.append("HWACCEL_LOG=warn changed stdout")
 if any(json.loads(line)["level"] != "warn" for line in quiet.stderr.splitlines()):
     failures.append("HWACCEL_LOG=warn printed events below warn")
+# At warn, the registry's warnings are what is printed: one event a warning.
+warned = fixtures / "doctor" / "cuda-visible-devices-empty"
+w_plain = json.loads(run(["detect", "--fixture", str(warned), "--no-timings"]).stdout)
+w_logged = run(["detect", "--fixture", str(warned), "--no-timings", "--log-format", "json"], {"HWACCEL_LOG": "warn"})
+w_events = [json.loads(line) for line in w_logged.stderr.splitlines()]
+if not w_plain["warnings"] or len(w_events) != len(w_plain["warnings"]) or any(e["event"] != "warning" for e in w_events):
+    failures.append(f"HWACCEL_LOG=warn: {len(w_events)} events for {len(w_plain['warnings'])} warnings")
 bad = run(["detect", "--fixture", node], {"HWACCEL_LOG": "loud"})
 if bad.returncode != 2 or "HWACCEL_LOG" not in bad.stderr:
     failures.append(f"HWACCEL_LOG=loud: exit {bad.returncode}, expected 2 with a message")

@@ -196,11 +196,16 @@ TEST(CApi, JsonFlagsSelectPrettinessAndTimings) {
   EXPECT_EQ(str(hwaccel_error_message(error)), "hwaccel_registry_to_json: unknown flag bits 8");
 }
 
-TEST(CApi, DetectsFromAFixtureWithTheChosenBackends) {
-  FixtureBuilder fixture;
+// A machine of one CPU and 16 GiB; the folder lives as long as `fixture`.
+std::string write_one_cpu_machine(FixtureBuilder& fixture) {
   fixture.file("/proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Test CPU\n\n")
       .file("/proc/meminfo", "MemTotal:       16384 kB\nMemAvailable:    8192 kB\n");
-  const std::string dir = fixture.write();
+  return fixture.write();
+}
+
+TEST(CApi, DetectsFromAFixtureWithTheChosenBackends) {
+  FixtureBuilder fixture;
+  const std::string dir = write_one_cpu_machine(fixture);
 
   const OptionsPtr options(hwaccel_detect_options_new());
   ASSERT_TRUE(options);
@@ -495,9 +500,7 @@ void collect_event(const hwaccel_log_event* e, void* user_data) {
 
 TEST(CApi, LogCallbackGetsTheDetectionsEvents) {
   FixtureBuilder fixture;
-  fixture.file("/proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Test CPU\n\n")
-      .file("/proc/meminfo", "MemTotal:       16384 kB\nMemAvailable:    8192 kB\n");
-  const std::string dir = fixture.write();
+  const std::string dir = write_one_cpu_machine(fixture);
   const OptionsPtr options(hwaccel_detect_options_new());
   ASSERT_TRUE(options);
   ASSERT_EQ(hwaccel_detect_options_set_fixture(options.get(), dir.c_str(), nullptr), HWACCEL_OK);
