@@ -301,8 +301,9 @@ Result<FixtureManifest> parse_fixture_manifest(std::string_view json) {
   };
   if (auto r = manifest_json::for_each_object(root, "commands", "fixture.json", command); !r) return fail(r.error());
 
-  // An id: a JSON integer in 0 .. 2^32-2 (2^32-1 is "no id").
-  const auto id_of = [](simdjson::dom::element e, std::uint32_t& out) {
+  // An id: a JSON integer in 0 .. 2^32-2 (2^32-1 is "no id"). It takes the lookup's result, not
+  // an element where it is a lookup: converting a missing key's result to an element throws.
+  const auto id_of = [](auto e, std::uint32_t& out) {
     std::uint64_t v = 0;
     if (e.get_uint64().get(v) != simdjson::SUCCESS || v >= 0xffffffffull) return false;
     out = static_cast<std::uint32_t>(v);
