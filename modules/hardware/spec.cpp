@@ -550,4 +550,32 @@ DeviceTraits traits_of(const DeviceSpec& s) noexcept {
   return t;
 }
 
+std::string device_specs_json() {
+  json::Writer w(false);
+  w.begin_array();
+  for (const auto& s : device_specs()) {
+    w.begin_object();
+    w.field("id", s.id).field("name", s.name).field("product", s.product).field("vendor", s.vendor);
+    w.field("backend", to_string(s.backend)).field("family", to_string(s.family));
+    w.field("architecture", s.architecture);
+    if (!s.compute_capability.empty()) w.field("compute_capability", s.compute_capability);
+    w.field("memory_bytes", s.memory_bytes).field("memory_kind", to_string(s.memory_kind));
+    w.field("memory_bandwidth_gbps", s.memory_bandwidth_gbps);
+    w.field("fp32_tflops", s.fp32_tflops).field("bf16_tflops", s.bf16_tflops).field("fp16_tflops", s.fp16_tflops);
+    w.field("fp8_tflops", s.fp8_tflops).field("int8_tops", s.int8_tops);
+    if (s.fabric) {
+      w.key("fabric").begin_object();
+      w.field("kind", s.fabric->kind).field("name", s.fabric->name).field("bandwidth_gbps", s.fabric->bandwidth_gbps);
+      w.field("domain_size", s.fabric->domain_size);
+      w.end_object();
+    }
+    w.field("devices_per_package", s.devices_per_package);
+    w.field("source", s.source);
+    if (!s.notes.empty()) w.field("notes", s.notes);
+    w.end_object();
+  }
+  w.end_array();
+  return std::string(w.str());
+}
+
 }  // namespace hwaccel

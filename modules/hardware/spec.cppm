@@ -73,6 +73,11 @@ struct DeviceSpec {
 /// Every entry, in a stable order (vendor, then generation).
 std::span<const DeviceSpec> device_specs() noexcept;
 
+/// Every entry as a JSON array (`hwaccel specs --json`, hwaccel.specs() in
+/// Python): id, name, product, vendor, backend, family, architecture,
+/// memory, bandwidth, dense TFLOPS per type, fabric and source.
+std::string device_specs_json();
+
 /// The entry whose id or `--devices` name is `key`, case-insensitively and
 /// with '_' read as '-'; nullptr when there is none.
 const DeviceSpec* find_spec(std::string_view key) noexcept;

@@ -43,6 +43,10 @@ struct CatalogueEntry {
 
 /// Every catalogue model, in a stable order.
 std::span<const CatalogueEntry> model_catalogue() noexcept;
+/// Every catalogue model as a JSON array (`hwaccel models --json`,
+/// hwaccel.models() in Python): id, name, hf_repo, family, parameter counts,
+/// architecture, experts for MoE models, attention kind and source.
+std::string model_catalogue_json();
 /// The entry with this id or alias, case-insensitively ("Llama-3.1-70B",
 /// "meta-llama/Llama-3.1-70B" also work); nullptr when unknown.
 const CatalogueEntry* find_catalogue_model(std::string_view name) noexcept;

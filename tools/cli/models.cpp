@@ -15,26 +15,7 @@ namespace {
 
 int run_models(bool json_output) {
   if (json_output) {
-    json::Writer w(false);
-    w.begin_array();
-    for (const auto& e : model_catalogue()) {
-      const auto d = catalogue_model(e.id);
-      if (!d) continue;
-      const auto& a = d->architecture;
-      w.begin_object();
-      w.field("id", e.id).field("name", e.display_name).field("hf_repo", e.hf_repo).field("family", e.family);
-      w.field("params", d->parameters).field("active_params", d->active_parameters);
-      w.field("layers", a.layers).field("hidden_size", a.hidden_size).field("attention_heads", a.attention_heads);
-      w.field("kv_heads", a.kv_heads).field("head_dim", a.head_dim).field("intermediate_size", a.intermediate_size);
-      w.field("vocab_size", a.vocab_size).field("tied_embeddings", a.tied_embeddings);
-      w.field("max_context", a.max_context);
-      if (a.moe.is_moe()) w.field("experts", a.moe.experts).field("experts_per_token", a.moe.experts_per_token);
-      w.field("attention", to_string(a.attention_kind()));
-      w.field("source", e.source);
-      w.end_object();
-    }
-    w.end_array();
-    std::cout << w.str() << "\n";
+    std::cout << model_catalogue_json() << "\n";
     return 0;
   }
   std::cout << fmt::format("{:<16} {:<20} {:>9} {:>7} {:>6} {:>10} {:>7} {:>8}  {}\n", "ID", "NAME", "PARAMS",
