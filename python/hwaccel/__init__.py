@@ -1,0 +1,385 @@
+"""hwaccel: every AI accelerator on this machine, what it can do, and how a
+model should run on it.
+
+    >>> import hwaccel
+    >>> registry = hwaccel.detect()
+    >>> registry.best()
+    >>> hwaccel.plan("llama-3.1-8b", registry=registry).fits
+
+The package is a thin layer over the C++ library (the same detection,
+planning and training arithmetic as the ``hwaccel`` command, which
+``python -m hwaccel`` runs). docs/python.md is the guide.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+
+from . import _native
+from ._errors import (
+    Error,
+    EscapesRoot,
+    InvalidInput,
+    IoError,
+    NotCaptured,
+    NotFound,
+    NotRegularFile,
+    ParseError,
+    PermissionDenied,
+    SymlinkLoop,
+    Timeout,
+    ToolFailed,
+    ToolNotFound,
+    Unsupported,
+)
+from ._records import CatalogueModel, Plan, Recommendation, Record, Spec, TrainingEstimate
+from ._registry import (
+    DetectionWarning,
+    Device,
+    Interconnect,
+    Link,
+    Registry,
+    Requirement,
+    SystemInfo,
+)
+
+__version__: str = _native.version()
+
+__all__ = [
+    "__version__",
+    "detect",
+    "hypothetical",
+    "cached",
+    "CachedRegistry",
+    "plan",
+    "train",
+    "recommend",
+    "specs",
+    "models",
+    "capture",
+    "Registry",
+    "Device",
+    "DetectionWarning",
+    "Link",
+    "Interconnect",
+    "SystemInfo",
+    "Requirement",
+    "Record",
+    "Plan",
+    "TrainingEstimate",
+    "Recommendation",
+    "Spec",
+    "CatalogueModel",
+    "Error",
+    "NotFound",
+    "PermissionDenied",
+    "IoError",
+    "NotRegularFile",
+    "EscapesRoot",
+    "SymlinkLoop",
+    "ToolNotFound",
+    "ToolFailed",
+    "Timeout",
+    "NotCaptured",
+    "ParseError",
+    "InvalidInput",
+    "Unsupported",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Model = Union[str, int, "os.PathLike[str]"]
+
+
+def _path(value: Optional[PathLike], argument: str) -> Optional[str]:
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise TypeError(f"{argument}: a path, not {type(value).__name__}")
+
+
+def _backend_list(backends: Union[None, str, Iterable[str]]) -> Optional[str]:
+    if backends is None or isinstance(backends, str):
+        return backends
+    return ",".join(backends)
+
+
+def detect(
+    *,
+    fixture: Optional[PathLike] = None,
+    backends: Union[None, str, Iterable[str]] = None,
+    timeout_ms: Optional[int] = None,
+    system_probes: bool = True,
+) -> Registry:
+    """Detects this machine (or replays a captured fixture folder).
+
+    backends: names (``["cuda", "cpu"]`` or ``"cuda,cpu"``; default every
+    backend, or ``$HWACCEL_BACKENDS``); timeout_ms: the deadline of each
+    vendor tool; system_probes: also read storage, network and environment.
+    The GIL is released while detecting, so threads detect in parallel.
+    Diagnostic events go to the ``hwaccel`` logger when it is enabled
+    (docs/python.md, "Logging").
+    """
+    from ._logging import emit, wanted_level
+
+    level = wanted_level()
+    native, events = _native.detect(
+        _path(fixture, "fixture"), _backend_list(backends), timeout_ms, system_probes, level
+    )
+    if events:
+        emit(events)
+    return Registry(native)
+
+
+def hypothetical(devices: str) -> Registry:
+    """A registry of devices from the spec table: ``"8xH100-SXM-80GB"``,
+    ``"2xRTX-4090+1xRTX-3090"`` (see :func:`specs`)."""
+    return Registry(_native.hypothetical(devices))
+
+
+class CachedRegistry:
+    """A registry detected at most once per ``ttl`` seconds and shared by every
+    thread (the library's CachedRegistry: one detection at a time, the others
+    wait for it)."""
+
+    __slots__ = ("_native",)
+
+    def __init__(
+        self,
+        ttl: float = 300.0,
+        *,
+        backends: Union[None, str, Iterable[str]] = None,
+        timeout_ms: Optional[int] = None,
+        system_probes: bool = True,
+    ) -> None:
+        if ttl < 0:
+            raise InvalidInput(f"ttl: {ttl} is negative")
+        self._native = _native.CachedRegistry(int(ttl * 1000), _backend_list(backends), timeout_ms, system_probes)
+
+    def get(self) -> Registry:
+        """The cached registry, detected afresh when older than the TTL."""
+        return Registry(self._native.get())
+
+    def invalidate(self) -> None:
+        """Forgets the cached registry: the next get() detects."""
+        self._native.invalidate()
+
+    @property
+    def detections(self) -> int:
+        """How many times this cache has detected."""
+        return int(self._native.detections)
+
+    @property
+    def ttl(self) -> float:
+        return float(self._native.ttl_ms) / 1000.0
+
+
+_caches: Dict[Tuple[Any, ...], CachedRegistry] = {}
+_caches_lock = threading.Lock()
+
+
+def cached(
+    ttl: float = 300.0,
+    *,
+    backends: Union[None, str, Iterable[str]] = None,
+    timeout_ms: Optional[int] = None,
+    system_probes: bool = True,
+) -> Registry:
+    """This machine's registry, detected at most once per ``ttl`` seconds for
+    each set of options, shared by the whole process."""
+    key = (float(ttl), _backend_list(backends), timeout_ms, system_probes)
+    with _caches_lock:
+        cache = _caches.get(key)
+        if cache is None:
+            cache = _caches[key] = CachedRegistry(ttl, backends=backends, timeout_ms=timeout_ms, system_probes=system_probes)
+    return cache.get()
+
+
+def _planning_registry(
+    devices: Optional[str], fixture: Optional[PathLike], registry: Optional[Registry]
+) -> _native.Registry:
+    given = [name for name, v in (("devices", devices), ("fixture", fixture), ("registry", registry)) if v is not None]
+    if len(given) > 1:
+        raise InvalidInput(f"give at most one of devices, fixture and registry (got {' and '.join(given)})")
+    if registry is not None:
+        if not isinstance(registry, Registry):
+            raise TypeError(f"registry: a hwaccel.Registry, not {type(registry).__name__}")
+        return registry._native
+    return _native.planning_registry(devices, _path(fixture, "fixture"))
+
+
+def _model(model: Model) -> Union[str, int]:
+    if isinstance(model, os.PathLike):
+        return os.fspath(model)
+    if isinstance(model, (str, int)):
+        return model
+    raise TypeError(f"model: a catalogue id, a path or a parameter count, not {type(model).__name__}")
+
+
+def plan(
+    model: Model,
+    *,
+    devices: Optional[str] = None,
+    fixture: Optional[PathLike] = None,
+    registry: Optional[Registry] = None,
+    quant: Optional[str] = None,
+    context: int = 4096,
+    batch: int = 1,
+    kv_dtype: Optional[str] = None,
+    reserve: float = 0.10,
+    objective: str = "throughput",
+    formats: Optional[str] = None,
+    offload: bool = True,
+) -> Plan:
+    """How a model runs: quantization, memory, sharding, throughput, launch
+    flags (``hwaccel plan``). The model is a catalogue id, a path (config.json,
+    .gguf, .safetensors, a folder) or a parameter count (``70_000_000_000``,
+    ``"70B"``). It is planned on ``devices`` (hypothetical, ``"8xH100-SXM-80GB"``),
+    a ``fixture``, a ``registry``, or else this machine."""
+    native_registry = _planning_registry(devices, fixture, registry)
+    document = _native.plan(
+        native_registry, _model(model), quant, context, batch, kv_dtype, reserve, objective, formats, offload
+    )
+    import json
+
+    return Plan(json.loads(document))
+
+
+def train(
+    model: Model,
+    *,
+    method: str,
+    devices: Optional[str] = None,
+    fixture: Optional[PathLike] = None,
+    registry: Optional[Registry] = None,
+    adapter: Optional[str] = None,
+    optimizer: str = "adamw",
+    precision: str = "bf16",
+    zero: Union[int, str] = 0,
+    offload: str = "none",
+    dp: int = 1,
+    tp: int = 1,
+    pp: int = 1,
+    sequence_parallel: bool = False,
+    micro_batch: int = 1,
+    seq: int = 2048,
+    micro_batches: Optional[int] = None,
+    recompute: str = "none",
+    attention: str = "flash",
+    dropout: bool = False,
+    lora_rank: Optional[int] = None,
+    lora_targets: Union[None, str, Iterable[str]] = None,
+    qlora_bits: Optional[int] = None,
+    double_quant: bool = True,
+    base_quant: Optional[str] = None,
+    frozen_quant: Optional[str] = None,
+    prefix_length: Optional[int] = None,
+    prefix_projection: int = 0,
+    teacher: Optional[Model] = None,
+    reward_model: Optional[Model] = None,
+    reserve: float = 0.10,
+) -> TrainingEstimate:
+    """Training memory per device by method, precision, optimizer and sharding,
+    checked against the devices (``hwaccel train``; the same options, named
+    the Python way). method: full, lora, qlora, prefix, dpo, rlhf or distill."""
+    native_registry = _planning_registry(devices, fixture, registry)
+    options: Dict[str, Any] = {
+        "method": method,
+        "adapter": adapter,
+        "optimizer": optimizer,
+        "precision": precision,
+        "zero": str(zero),
+        "offload": offload,
+        "dp": dp,
+        "tp": tp,
+        "pp": pp,
+        "sequence_parallel": sequence_parallel,
+        "micro_batch": micro_batch,
+        "seq": seq,
+        "micro_batches": micro_batches,
+        "recompute": recompute,
+        "attention": attention,
+        "dropout": dropout,
+        "lora_rank": lora_rank,
+        "lora_targets": lora_targets if lora_targets is None or isinstance(lora_targets, str) else ",".join(lora_targets),
+        "qlora_bits": qlora_bits,
+        "double_quant": double_quant,
+        "base_quant": base_quant,
+        "frozen_quant": frozen_quant,
+        "prefix_length": prefix_length,
+        "prefix_projection": prefix_projection,
+        "teacher": None if teacher is None else _model(teacher),
+        "reward_model": None if reward_model is None else _model(reward_model),
+        "reserve": reserve,
+    }
+    document = _native.train(native_registry, _model(model), options)
+    import json
+
+    return TrainingEstimate(json.loads(document))
+
+
+def recommend(
+    model: Model,
+    *,
+    quant: str,
+    context: int = 4096,
+    batch: int = 1,
+    kv_dtype: Optional[str] = None,
+    reserve: float = 0.10,
+    providers: Optional[Iterable[str]] = None,
+    catalogue: Optional[PathLike] = None,
+) -> Recommendation:
+    """The cheapest cloud instances a model fits on (``hwaccel recommend``);
+    the catalogue file defaults to ``$HWACCEL_INSTANCE_CATALOGUE``, else the
+    built-in one."""
+    catalogue_file = _path(catalogue, "catalogue") or os.environ.get("HWACCEL_INSTANCE_CATALOGUE") or None
+    document = _native.recommend(
+        _model(model), quant, context, batch, kv_dtype, reserve, list(providers or []), catalogue_file
+    )
+    import json
+
+    return Recommendation(json.loads(document))
+
+
+def specs() -> List[Spec]:
+    """The published device specs ``devices=`` accepts (``hwaccel specs``)."""
+    import json
+
+    return [Spec(s) for s in json.loads(_native.specs_json())]
+
+
+def models() -> List[CatalogueModel]:
+    """The built-in model catalogue (``hwaccel models``)."""
+    import json
+
+    return [CatalogueModel(m) for m in json.loads(_native.models_json())]
+
+
+def capture(
+    path: PathLike,
+    *,
+    machine: Optional[str] = None,
+    backends: Union[None, str, Iterable[str]] = None,
+    timeout_ms: Optional[int] = None,
+) -> Registry:
+    """Records this machine into a fixture folder that replays it exactly
+    (``hwaccel capture --out PATH``): fixture.json, root/, commands/ and
+    expected.json. Returns the registry detected while recording."""
+    import datetime
+    import socket
+
+    out = _path(path, "path")
+    assert out is not None
+    source = "captured with hwaccel capture {} on {} at {}".format(
+        __version__,
+        socket.gethostname() or "unknown-host",
+        datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+    native = _native.capture(out, machine or "", source, _backend_list(backends), timeout_ms)
+    registry = Registry(native)
+    with open(os.path.join(out, "expected.json"), "w", encoding="utf-8") as f:
+        f.write(registry.to_json(pretty=True, timings=False))
+    return registry
+

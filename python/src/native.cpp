@@ -1,0 +1,485 @@
+// hwaccel._native: the library as Python sees it. A thin layer: every call
+// maps its arguments onto the library's own types and parsers (the ones the
+// CLI uses), releases the GIL while the library works, and hands results
+// back as registries or as the library's canonical JSON, which the
+// pure-Python layer (hwaccel/_records.py) turns into objects. Errors become
+// the exception classes of hwaccel/_errors.py, one per ErrorKind.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+import hwaccel;
+
+namespace py = pybind11;
+
+namespace hwaccel::python {
+namespace {
+
+/// A library error on its way to Python (see the translator in the module body).
+struct LibraryError {
+  Error error;
+};
+
+[[noreturn]] void raise(ErrorKind kind, std::string message) { throw LibraryError{Error{kind, std::move(message)}}; }
+[[noreturn]] void raise(Error error) { throw LibraryError{std::move(error)}; }
+[[noreturn]] void raise_argument(std::string_view argument, std::string_view message) {
+  raise(ErrorKind::invalid_input, text::cat(argument, ": ", message));
+}
+
+template <class T>
+T value_or_raise(Result<T> r, std::string_view context = {}) {
+  if (!r) {
+    Error e = std::move(r.error());
+    if (!context.empty()) e.message = text::cat(context, ": ", e.message);
+    raise(std::move(e));
+  }
+  return std::move(*r);
+}
+
+/// Diagnostic events collected while the GIL is released; the Python layer
+/// hands them to `logging` afterwards (hwaccel/_logging.py).
+using EventTuple = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, std::int64_t,
+                              std::int64_t>;
+
+class EventCollector {
+ public:
+  DiagnosticSink sink() {
+    return [this](const DiagnosticEvent& e) {
+      const std::lock_guard lock(mutex_);
+      events_.emplace_back(std::string(to_string(e.level)), std::string(e.event), std::string(e.backend), e.subject,
+                           e.outcome, e.detail, e.count, static_cast<std::int64_t>(e.elapsed.count()));
+    };
+  }
+  std::vector<EventTuple> take() {
+    const std::lock_guard lock(mutex_);
+    return std::move(events_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<EventTuple> events_;
+};
+
+std::optional<LogLevel> log_level_argument(const std::optional<std::string>& level) {
+  if (!level) return std::nullopt;
+  const auto parsed = parse_log_level(*level);
+  if (!parsed) raise_argument("log_level", text::cat("'", *level, "' is not trace, debug, info or warn"));
+  return parsed;
+}
+
+DetectBuilder builder_from(const std::optional<std::string>& backends, std::optional<std::int64_t> timeout_ms,
+                           bool system_probes) {
+  DetectBuilder builder;
+  if (backends) {
+    if (auto r = builder.select(*backends); !r) raise(r.error().kind, text::cat("backends: ", r.error().message));
+  }
+  if (timeout_ms) {
+    if (*timeout_ms < 1 || *timeout_ms > 600'000)
+      raise_argument("timeout_ms", text::cat(*timeout_ms, " is outside 1..600000 milliseconds"));
+    builder.tool_timeout(std::chrono::milliseconds(*timeout_ms));
+  }
+  builder.system_probes(system_probes);
+  return builder;
+}
+
+std::unique_ptr<FixtureSystem> open_fixture(const std::string& dir) {
+  return value_or_raise(FixtureSystem::open(dir), text::cat("fixture '", dir, "'"));
+}
+
+std::tuple<AcceleratorRegistry, std::vector<EventTuple>> detect(const std::optional<std::string>& fixture,
+                                                                const std::optional<std::string>& backends,
+                                                                std::optional<std::int64_t> timeout_ms,
+                                                                bool system_probes,
+                                                                const std::optional<std::string>& log_level) {
+  DetectBuilder builder = builder_from(backends, timeout_ms, system_probes);
+  const auto level = log_level_argument(log_level);
+  EventCollector events;
+  if (level) builder.diagnostics(events.sink(), *level);
+  AcceleratorRegistry registry;
+  {
+    const py::gil_scoped_release unlocked;
+    if (fixture) {
+      const auto system = open_fixture(*fixture);
+      registry = builder.detect(*system);
+    } else {
+      registry = builder.detect();
+    }
+  }
+  return {std::move(registry), events.take()};
+}
+
+// --- models and settings ---------------------------------------------------
+
+/// A model named the Python way: a parameter count (int), or a catalogue id,
+/// a path, or a count written as text ("70B", "7e9").
+ModelDescription model_argument(std::string_view argument, const py::object& model) {
+  if (py::isinstance<py::bool_>(model)) raise_argument(argument, "a model is a catalogue id, a path or a parameter count, not a bool");
+  if (py::isinstance<py::int_>(model)) {
+    if (PyObject_RichCompareBool(model.ptr(), py::int_(0).ptr(), Py_LE) == 1)
+      raise_argument(argument, text::cat(py::str(model).cast<std::string>(), " is not a positive parameter count"));
+    std::uint64_t n = 0;
+    try {
+      n = model.cast<std::uint64_t>();
+    } catch (const py::cast_error&) {
+      raise_argument(argument, text::cat(py::str(model).cast<std::string>(), " is too large a parameter count"));
+    }
+    return value_or_raise(ModelDescription::from_parameter_count(n), argument);
+  }
+  std::string name;
+  if (py::isinstance<py::str>(model)) {
+    name = model.cast<std::string>();
+  } else if (py::hasattr(model, "__fspath__")) {
+    name = py::module_::import("os").attr("fspath")(model).cast<std::string>();
+  } else {
+    raise_argument(argument, "a model is a catalogue id, a path or a parameter count");
+  }
+  if (name.empty()) raise_argument(argument, "the model name is empty");
+  auto loaded = load_model(name);
+  if (loaded) return std::move(*loaded);
+  // Not a catalogue id or a file: perhaps a count written as text.
+  if (::access(name.c_str(), F_OK) != 0)
+    if (const auto n = parse_parameter_count(name)) return value_or_raise(ModelDescription::from_parameter_count(*n), argument);
+  raise(loaded.error().kind, text::cat(argument, ": ", loaded.error().message));
+}
+
+QuantizationLevel quantization_argument(std::string_view argument, const std::string& value, bool for_kv_cache = false) {
+  const auto level = parse_quantization(value);
+  if (!level) raise_argument(argument, level.error().message);
+  if (for_kv_cache)
+    if (const auto bits = kv_cache_bits(*level); !bits) raise_argument(argument, bits.error().message);
+  return *level;
+}
+
+struct SequenceArguments {
+  std::optional<std::string> quant;
+  std::int64_t context = 4096;
+  std::int64_t batch = 1;
+  std::optional<std::string> kv_dtype;
+  double reserve = 0.10;
+};
+
+InferenceSettings inference_settings(const SequenceArguments& a) {
+  InferenceSettings s;
+  if (a.quant) s.quantization = quantization_argument("quant", *a.quant);
+  if (a.context < 1 || a.context > (std::int64_t{1} << 24))
+    raise_argument("context", text::cat(a.context, " is outside 1..16777216 tokens"));
+  if (a.batch < 1 || a.batch > 65536) raise_argument("batch", text::cat(a.batch, " is outside 1..65536 sequences"));
+  if (!(a.reserve >= 0.0 && a.reserve <= 0.95)) raise_argument("reserve", text::cat(a.reserve, " is outside 0..0.95"));
+  s.context = static_cast<std::uint64_t>(a.context);
+  s.batch = static_cast<std::uint32_t>(a.batch);
+  s.reserve_fraction = a.reserve;
+  if (a.kv_dtype) s.kv_cache_type = quantization_argument("kv_dtype", *a.kv_dtype, true);
+  return s;
+}
+
+template <class T>
+T parsed_or_raise(std::string_view argument, Result<T> r) {
+  if (!r) raise_argument(argument, r.error().message);
+  return *r;
+}
+
+std::uint32_t count_argument(std::string_view argument, std::int64_t value, std::int64_t low = 1,
+                             std::int64_t high = 1 << 20) {
+  if (value < low || value > high) raise_argument(argument, text::cat(value, " is outside ", low, "..", high));
+  return static_cast<std::uint32_t>(value);
+}
+
+// --- the registry ------------------------------------------------------------
+
+std::optional<std::string> id_of(const DeviceProfile* d) {
+  if (!d) return std::nullopt;
+  return d->id;
+}
+
+std::vector<std::string> ids_of(const std::vector<const DeviceProfile*>& devices) {
+  std::vector<std::string> ids;
+  ids.reserve(devices.size());
+  for (const auto* d : devices) ids.push_back(d->id);
+  return ids;
+}
+
+Family family_argument(const std::string& name) {
+  const auto f = parse_family(name);
+  if (!f) raise_argument("family", text::cat("'", name, "' is not cpu, gpu, npu, tpu or asic"));
+  return *f;
+}
+
+DeviceClass device_class_argument(const std::string& name) {
+  constexpr std::array classes = {DeviceClass::any_accelerator, DeviceClass::gpu,        DeviceClass::tpu,
+                                  DeviceClass::gaudi,           DeviceClass::aws_neuron, DeviceClass::gpu_or_tpu,
+                                  DeviceClass::npu,             DeviceClass::any};
+  std::string known;
+  for (const auto c : classes) {
+    if (to_string(c) == name) return c;
+    known += text::cat(known.empty() ? "" : ", ", to_string(c));
+  }
+  raise_argument("device_class", text::cat("'", name, "' is not one of ", known));
+}
+
+/// Devices given as registry-JSON device objects (Device.to_dict()), read
+/// with the registry's own reader.
+std::vector<DeviceProfile> devices_from_json(const std::string& devices_array) {
+  const std::string document =
+      text::cat("{\"schema_version\":", registry_schema_version, ",\"devices\":", devices_array,
+                ",\"links\":[],\"interconnects\":[],\"system\":{},\"warnings\":[]}");
+  auto registry = value_or_raise(registry_from_json(document), "devices");
+  return registry.inventory().devices;
+}
+
+/// "CPU model, N accelerator(s)": a fixture's default description (as `hwaccel capture` writes it).
+std::string describe_machine(const AcceleratorRegistry& registry) {
+  std::string text;
+  if (const auto& cpu = registry.system().cpu; cpu && !cpu->model_name.empty()) text = cpu->model_name;
+  std::size_t accelerators = 0;
+  for (const auto& d : registry.devices())
+    if (d.family != Family::cpu) ++accelerators;
+  return text::cat(text, text.empty() ? "" : ", ", accelerators, " accelerator(s)");
+}
+
+AcceleratorRegistry planning_registry(const std::optional<std::string>& devices,
+                                      const std::optional<std::string>& fixture) {
+  if (devices) return value_or_raise(hypothetical_registry(*devices), "devices");
+  if (fixture) {
+    const auto system = open_fixture(*fixture);
+    return DetectBuilder{}.detect(*system);
+  }
+  return AcceleratorRegistry::detect();
+}
+
+}  // namespace
+}  // namespace hwaccel::python
+
+PYBIND11_MODULE(_native, m) {
+  using namespace hwaccel;
+  using namespace hwaccel::python;
+  m.doc() = "The hwaccel library's binding; use the hwaccel package, not this module.";
+
+  // Library errors become hwaccel.<Kind> exceptions; the classes live in
+  // hwaccel._errors so that they can also derive from ValueError, OSError...
+  // The translator runs with the GIL held, so the lookup needs no lock; the
+  // mapping is kept for the interpreter's lifetime (never released, so that
+  // no Python object is destroyed after the interpreter has gone).
+  py::register_exception_translator([](std::exception_ptr p) {
+    if (!p) return;
+    try {
+      std::rethrow_exception(p);
+    } catch (const LibraryError& e) {
+      static PyObject* const by_kind = py::object(py::module_::import("hwaccel._errors").attr("BY_KIND")).release().ptr();
+      const py::object cls = py::reinterpret_borrow<py::dict>(by_kind)[py::str(std::string(to_string(e.error.kind)))];
+      PyErr_SetObject(cls.ptr(), py::str(e.error.message).ptr());
+    }
+  });
+
+  m.def("version", [] { return std::string(library_version()); });
+  m.attr("registry_schema_version") = registry_schema_version;
+
+  py::class_<AcceleratorRegistry>(m, "Registry")
+      .def("to_json", [](const AcceleratorRegistry& r, bool pretty, bool timings) {
+             return to_json(r, JsonOptions{.pretty = pretty, .include_timings = timings});
+           },
+           py::arg("pretty") = false, py::arg("timings") = true)
+      .def("summary_json", [](const AcceleratorRegistry& r, bool pretty) { return summary_json(r, pretty); },
+           py::arg("pretty") = false)
+      .def("best_id", [](const AcceleratorRegistry& r) { return id_of(r.best_available()); })
+      .def("available_ids", [](const AcceleratorRegistry& r) { return ids_of(r.available()); })
+      .def("family_ids", [](const AcceleratorRegistry& r, const std::string& family) {
+        return ids_of(r.by_family(family_argument(family)));
+      })
+      .def("satisfying_ids",
+           [](const AcceleratorRegistry& r, const std::string& device_class, std::int64_t min_devices,
+              std::optional<std::int64_t> min_memory_bytes, std::optional<std::string> min_compute_capability,
+              std::optional<std::string> dtype) {
+             AcceleratorRequirement q = AcceleratorRequirement::of(device_class_argument(device_class),
+                                                                   count_argument("min_devices", min_devices, 1, 1 << 20));
+             if (min_memory_bytes) {
+               if (*min_memory_bytes < 0) raise_argument("min_memory_bytes", text::cat(*min_memory_bytes, " is negative"));
+               q.min_memory_bytes = static_cast<std::uint64_t>(*min_memory_bytes);
+             }
+             q.min_compute_capability = std::move(min_compute_capability);
+             q.dtype = std::move(dtype);
+             return ids_of(r.satisfying(q));
+           })
+      .def("has_accelerator", &AcceleratorRegistry::has_accelerator)
+      .def("total_accelerator_memory", &AcceleratorRegistry::total_accelerator_memory)
+      .def("total_memory_including_cpu", &AcceleratorRegistry::total_memory_including_cpu)
+      .def("what_if_add_devices",
+           [](const AcceleratorRegistry& r, const std::string& devices_array) {
+             return value_or_raise(r.what_if_add(devices_from_json(devices_array)), "what_if_add");
+           })
+      .def("what_if_add_spec",
+           [](const AcceleratorRegistry& r, const std::string& spec) {
+             auto hypothetical = value_or_raise(hypothetical_registry(spec), "what_if_add");
+             std::vector<DeviceProfile> added = hypothetical.inventory().devices;
+             for (auto& d : added) d.id.clear();  // numbered after this registry's own devices
+             return value_or_raise(r.what_if_add(std::move(added)), "what_if_add");
+           })
+      .def("what_if_remove",
+           [](const AcceleratorRegistry& r, const std::vector<std::string>& ids) {
+             return value_or_raise(r.what_if_remove(ids), "what_if_remove");
+           })
+      .def("__eq__", [](const AcceleratorRegistry& a, const AcceleratorRegistry& b) { return a == b; });
+
+  m.def("registry_from_json",
+        [](const std::string& text) { return value_or_raise(registry_from_json(text), "registry JSON"); },
+        py::arg("text"));
+
+  m.def("detect", &detect, py::arg("fixture"), py::arg("backends"), py::arg("timeout_ms"), py::arg("system_probes"),
+        py::arg("log_level"));
+
+  m.def("hypothetical", [](const std::string& devices) { return value_or_raise(hypothetical_registry(devices), "devices"); },
+        py::arg("devices"));
+
+  m.def("planning_registry", &planning_registry, py::arg("devices"), py::arg("fixture"));
+
+  m.def("plan",
+        [](const AcceleratorRegistry& registry, const py::object& model_arg, std::optional<std::string> quant,
+           std::int64_t context, std::int64_t batch, std::optional<std::string> kv_dtype, double reserve,
+           const std::string& objective, std::optional<std::string> formats, bool offload, bool pretty) {
+          const ModelDescription model = model_argument("model", model_arg);
+          InferenceSettings s = inference_settings({std::move(quant), context, batch, std::move(kv_dtype), reserve});
+          if (objective == "throughput") s.objective = PlanObjective::throughput;
+          else if (objective == "latency") s.objective = PlanObjective::latency;
+          else raise_argument("objective", text::cat("'", objective, "' is not throughput or latency"));
+          if (formats) {
+            if (*formats == "gguf") s.quantization_family = QuantizationFamily::gguf;
+            else if (*formats == "hf") s.quantization_family = QuantizationFamily::floating;
+            else raise_argument("formats", text::cat("'", *formats, "' is not hf or gguf"));
+          }
+          s.allow_cpu_offload = offload;
+          if (auto v = s.validate(model); !v) raise(v.error());
+          const py::gil_scoped_release unlocked;
+          return to_json(value_or_raise(plan_inference(registry, model, s)), pretty);
+        },
+        py::arg("registry"), py::arg("model"), py::arg("quant"), py::arg("context"), py::arg("batch"),
+        py::arg("kv_dtype"), py::arg("reserve"), py::arg("objective"), py::arg("formats"), py::arg("offload"),
+        py::arg("pretty") = false);
+
+  m.def("train",
+        [](const AcceleratorRegistry& registry, const py::object& model_arg, const py::dict& o) {
+          const auto text_of = [&](const char* key) -> std::optional<std::string> {
+            if (!o.contains(key) || o[key].is_none()) return std::nullopt;
+            return py::str(o[key]).cast<std::string>();
+          };
+          const auto int_of = [&](const char* key) -> std::optional<std::int64_t> {
+            if (!o.contains(key) || o[key].is_none()) return std::nullopt;
+            return o[key].cast<std::int64_t>();
+          };
+          const auto flag = [&](const char* key) { return o.contains(key) && o[key].cast<bool>(); };
+          TrainingSettings s;
+          const auto method = text_of("method");
+          if (!method) raise_argument("method", "required: full, lora, qlora, prefix, dpo, rlhf or distill");
+          s.method = parsed_or_raise("method", parse_training_method(*method));
+          if (auto v = text_of("adapter")) s.adapter = parsed_or_raise("adapter", parse_training_method(*v));
+          s.optimizer = parsed_or_raise("optimizer", parse_optimizer(text_of("optimizer").value_or("adamw")));
+          s.precision = parsed_or_raise("precision", parse_training_precision(text_of("precision").value_or("bf16")));
+          s.zero_stage = parsed_or_raise("zero", parse_zero_stage(text_of("zero").value_or("0")));
+          s.offload = parsed_or_raise("offload", parse_offload(text_of("offload").value_or("none")));
+          s.recompute = parsed_or_raise("recompute", parse_recompute(text_of("recompute").value_or("none")));
+          s.attention = parsed_or_raise("attention", parse_attention_kernel(text_of("attention").value_or("flash")));
+          s.data_parallel = count_argument("dp", int_of("dp").value_or(1));
+          s.tensor_parallel = count_argument("tp", int_of("tp").value_or(1));
+          s.pipeline_parallel = count_argument("pp", int_of("pp").value_or(1));
+          s.sequence_parallel = flag("sequence_parallel");
+          s.micro_batch = count_argument("micro_batch", int_of("micro_batch").value_or(1));
+          s.sequence = count_argument("seq", int_of("seq").value_or(2048), 1, std::int64_t{1} << 24);
+          if (auto v = int_of("micro_batches")) s.micro_batches = count_argument("micro_batches", *v);
+          s.dropout = flag("dropout");
+          if (auto v = int_of("lora_rank")) s.lora_rank = count_argument("lora_rank", *v, 1, 65536);
+          if (auto v = text_of("lora_targets")) s.lora_targets = parsed_or_raise("lora_targets", parse_lora_targets(*v));
+          if (auto v = int_of("qlora_bits")) s.qlora_bits = count_argument("qlora_bits", *v, 1, 64);
+          s.double_quantization = !o.contains("double_quant") || o["double_quant"].cast<bool>();
+          if (auto v = text_of("base_quant")) s.base_quantization = quantization_argument("base_quant", *v);
+          if (auto v = text_of("frozen_quant")) s.frozen_quantization = quantization_argument("frozen_quant", *v);
+          if (auto v = int_of("prefix_length")) s.prefix_length = count_argument("prefix_length", *v, 1, 1 << 20);
+          s.prefix_projection = count_argument("prefix_projection", int_of("prefix_projection").value_or(0), 0, 1 << 20);
+          const double reserve = o.contains("reserve") ? o["reserve"].cast<double>() : 0.10;
+          if (!(reserve >= 0.0 && reserve <= 0.95)) raise_argument("reserve", text::cat(reserve, " is outside 0..0.95"));
+          s.reserve_fraction = reserve;
+          if (auto v = s.validate(); !v) raise(v.error());
+          const ModelDescription model = model_argument("model", model_arg);
+          AuxiliaryModels aux;
+          if (o.contains("teacher") && !o["teacher"].is_none()) aux.teacher = model_argument("teacher", o["teacher"]);
+          if (o.contains("reward_model") && !o["reward_model"].is_none())
+            aux.reward = model_argument("reward_model", o["reward_model"]);
+          const bool pretty = flag("pretty");
+          const py::gil_scoped_release unlocked;
+          return to_json(value_or_raise(plan_training(registry, model, s, aux)), pretty);
+        },
+        py::arg("registry"), py::arg("model"), py::arg("options"));
+
+  m.def("recommend",
+        [](const py::object& model_arg, const std::string& quant, std::int64_t context, std::int64_t batch,
+           std::optional<std::string> kv_dtype, double reserve, const std::vector<std::string>& providers,
+           std::optional<std::string> catalogue_file, bool pretty) {
+          RecommendOptions options;
+          options.settings = inference_settings({quant, context, batch, std::move(kv_dtype), reserve});
+          for (const auto& name : providers) {
+            const auto p = parse_cloud_provider(name);
+            if (!p) raise_argument("providers", text::cat("unknown provider '", name, "' (aws, gcp, azure)"));
+            options.providers.push_back(*p);
+          }
+          const ModelDescription model = model_argument("model", model_arg);
+          if (auto v = options.settings.validate(model); !v) raise(v.error());
+          auto catalogue = value_or_raise(catalogue_file ? read_instance_catalogue(*catalogue_file)
+                                                         : builtin_instance_catalogue(),
+                                          "catalogue");
+          const py::gil_scoped_release unlocked;
+          return to_json(value_or_raise(recommend_instances(model, options, catalogue)), pretty);
+        },
+        py::arg("model"), py::arg("quant"), py::arg("context"), py::arg("batch"), py::arg("kv_dtype"),
+        py::arg("reserve"), py::arg("providers"), py::arg("catalogue"), py::arg("pretty") = false);
+
+  m.def("specs_json", [] { return device_specs_json(); });
+  m.def("models_json", [] { return model_catalogue_json(); });
+
+  m.def("capture",
+        [](const std::string& out_dir, const std::string& machine, const std::string& source,
+           const std::optional<std::string>& backends, std::optional<std::int64_t> timeout_ms) {
+          DetectBuilder builder = builder_from(backends, timeout_ms, true);
+          const py::gil_scoped_release unlocked;
+          const auto live = make_live_system();
+          RecordingSystem recorder(*live);
+          AcceleratorRegistry registry = builder.detect(recorder);
+          if (auto r = recorder.write(out_dir, machine.empty() ? describe_machine(registry) : machine, source); !r) raise(r.error().kind, text::cat("capture: ", r.error().message));
+          return registry;
+        },
+        py::arg("out_dir"), py::arg("machine"), py::arg("source"), py::arg("backends"), py::arg("timeout_ms"));
+
+  // A registry detected at most once per TTL, shared by the threads that use
+  // this object (the library's CachedRegistry).
+  py::class_<CachedRegistry>(m, "CachedRegistry")
+      .def(py::init([](std::int64_t ttl_ms, std::optional<std::string> backends, std::optional<std::int64_t> timeout_ms,
+                       bool system_probes) {
+             if (ttl_ms < 0) raise_argument("ttl", "is negative");
+             CacheOptions options;
+             options.ttl = std::chrono::milliseconds(ttl_ms);
+             options.detect = [builder = builder_from(backends, timeout_ms, system_probes)] { return builder.detect(); };
+             return std::make_unique<CachedRegistry>(std::move(options));
+           }),
+           py::arg("ttl_ms"), py::arg("backends"), py::arg("timeout_ms"), py::arg("system_probes"))
+      .def("get",
+           [](CachedRegistry& c) {
+             std::shared_ptr<const AcceleratorRegistry> r;
+             {
+               const py::gil_scoped_release unlocked;
+               r = c.get();
+             }
+             return *r;
+           })
+      .def("invalidate", &CachedRegistry::invalidate)
+      .def_property_readonly("detections", &CachedRegistry::detections)
+      .def_property_readonly("ttl_ms", [](const CachedRegistry& c) { return c.ttl().count(); });
+}
