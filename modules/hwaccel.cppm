@@ -6,3 +6,4 @@ export import hwaccel.registry;
 export import hwaccel.plan;
 export import hwaccel.training;
 export import hwaccel.doctor;
+export import hwaccel.telemetry;

@@ -121,8 +121,10 @@ Result<FileContent> RecordingSystem::read_file(std::string_view path, std::size_
     if (auto full = inner_.read_file(path, full_capture_cap)) kept = std::move(*full);
   }
   std::lock_guard lock(state_->mutex);
-  auto& slot = state_->files[*resolved];
-  if (kept.data.size() >= slot.data.size()) slot = std::move(kept);
+  // The first read is kept: it is what detection saw (a telemetry sample
+  // taken afterwards reads /proc/meminfo again, changed), so that the
+  // fixture replays to the registry captured with it.
+  state_->files.try_emplace(*resolved, std::move(kept));
   state_->nodes[*resolved] = FileType::regular;
   return result;
 }

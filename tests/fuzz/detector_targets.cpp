@@ -137,4 +137,31 @@ void doctor(std::string_view, std::string_view input, Findings& findings) {
   findings.check(!doctor_text(report).empty(), "doctor text is empty");
 }
 
+// Telemetry of a whole machine and its exposition: every sample line must be
+// NAME{labels} VALUE with a finite value, whatever sysfs and nvidia-smi hold.
+void telemetry_machine(std::string_view, std::string_view input, Findings& findings) {
+  const auto system = MemorySystem::decode(input);
+  const AcceleratorRegistry registry = DetectBuilder().detect(*system);
+  const TelemetrySample sample = sample_telemetry(registry, *system);
+  for (const auto& d : sample.devices) {
+    findings.check(registry.find(d.device_id) != nullptr, "telemetry for a device the registry does not have");
+    if (d.utilization) findings.check(*d.utilization >= 0 && *d.utilization <= 1, "utilization outside 0..1");
+  }
+  for (const auto format : {MetricsFormat::prometheus_text, MetricsFormat::openmetrics}) {
+    const std::string text = metrics_text(registry, sample, {}, format);
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      const std::string_view line = text::next_line(rest);
+      if (line.empty() || line.front() == '#') continue;
+      const auto space = line.rfind(' ');
+      findings.check(space != std::string_view::npos && space > 0, "a metric line without a value");
+      if (space == std::string_view::npos) break;
+      const auto value = text::parse_double(line.substr(space + 1));
+      findings.check(value.has_value(), text::cat("a metric value is not a finite number: ", text::excerpt(line, 120)));
+      findings.check(line.find('\n') == std::string_view::npos, "a raw newline inside a metric line");
+    }
+    if (format == MetricsFormat::openmetrics) findings.check(text.ends_with("# EOF\n"), "OpenMetrics without # EOF");
+  }
+}
+
 }  // namespace hwaccel::fuzz

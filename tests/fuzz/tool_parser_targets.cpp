@@ -34,6 +34,21 @@ void check_gpu(const parsers::NvidiaGpu& gpu, Findings& findings) {
 
 }  // namespace
 
+void nvidia_telemetry(std::string_view, std::string_view input, Findings& findings) {
+  std::vector<std::string> problems;
+  const auto rows = parse_nvidia_telemetry(input, &problems);
+  findings.check(problems.size() <= 8, "telemetry: problems are not bounded");
+  if (!rows) return;
+  for (const auto& row : *rows) {
+    const DeviceTelemetry& t = row.telemetry;
+    findings.check(!row.pci_bus_id.empty() || !row.uuid.empty(), "telemetry: a row that names no GPU was kept");
+    if (t.utilization) findings.check(*t.utilization >= 0 && *t.utilization <= 1, "telemetry: utilization outside 0..1");
+    if (t.fan_speed_ratio) findings.check(*t.fan_speed_ratio >= 0 && *t.fan_speed_ratio <= 1, "telemetry: fan outside 0..1");
+    for (const auto& [engine, r] : t.engine_utilization) findings.check(r >= 0 && r <= 1, "telemetry: engine outside 0..1");
+    if (t.power_watts) findings.check(std::isfinite(*t.power_watts), "telemetry: power not finite");
+  }
+}
+
 void nvidia_query_csv(std::string_view, std::string_view input, Findings& findings) {
   if (const auto csv = parsers::parse_nvidia_smi_csv(input)) {
     findings.check(!csv->columns.empty(), "CSV: a table without columns was accepted");

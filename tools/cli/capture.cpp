@@ -37,6 +37,10 @@ int run_capture(const DetectArgs& args, const std::string& out_dir, const std::s
   const auto live = make_live_system();
   RecordingSystem recorder(*live);
   const AcceleratorRegistry registry = builder->detect(recorder);
+  // The telemetry reads too, so that `hwaccel metrics --fixture` replays them.
+  TelemetryOptions telemetry;
+  telemetry.tool_timeout = std::chrono::milliseconds(args.timeout_ms);
+  sample_telemetry(registry, recorder, telemetry);
 
   const std::string machine = machine_arg.empty() ? describe_machine(registry) : machine_arg;
   char host[256] = {};

@@ -43,5 +43,7 @@ Command add_train_command(CLI::App& app);
 Command add_recommend_command(CLI::App& app);
 Command add_summary_command(CLI::App& app);
 Command add_doctor_command(CLI::App& app);
+Command add_metrics_command(CLI::App& app);
+Command add_serve_command(CLI::App& app);
 
 }  // namespace hwaccel::cli

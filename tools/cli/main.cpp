@@ -27,6 +27,7 @@ constexpr std::array subcommands{
     Subcommand{"specs", &add_specs_command},         Subcommand{"models", &add_models_command},
     Subcommand{"train", &add_train_command},         Subcommand{"recommend", &add_recommend_command},
     Subcommand{"summary", &add_summary_command},     Subcommand{"doctor", &add_doctor_command},
+    Subcommand{"metrics", &add_metrics_command},     Subcommand{"serve", &add_serve_command},
 };
 
 const Subcommand* subcommand_named(std::string_view name) {

@@ -1,0 +1,175 @@
+// Sampling: each backend's reader over the registry's devices, and the
+// collector that long-running exporters share.
+module;
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+module hwaccel.telemetry;
+
+namespace hwaccel {
+namespace {
+
+void add_problems(TelemetrySample& sample, std::string_view backend, const std::vector<std::string>& problems) {
+  for (const auto& p : problems) sample.warnings.push_back(Warning{std::string(backend), WarningKind::parse_error, p});
+}
+
+void sample_nvidia(const AcceleratorRegistry& registry, const System& system, const TelemetryOptions& options,
+                   std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
+  const auto devices = registry.devices();
+  std::vector<std::size_t> gpus;
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (devices[i].backend == Backend::cuda) gpus.push_back(i);
+  if (gpus.empty()) return;
+  auto run = telemetry_detail::run_nvidia_query(system, options.tool_timeout);
+  add_problems(sample, "cuda", run.problems);
+  if (run.failure) {
+    sample.warnings.push_back(Warning{"cuda", warning_kind_for(run.failure->kind), run.failure->message});
+    sample.failed_sources.emplace_back("cuda");
+    return;
+  }
+  for (const std::size_t i : gpus) {
+    const DeviceProfile& d = devices[i];
+    const auto row = std::find_if(run.rows.begin(), run.rows.end(), [&](const NvidiaTelemetryRow& r) {
+      return (d.pci_bus_id && !r.pci_bus_id.empty() && *d.pci_bus_id == r.pci_bus_id) ||
+             (d.uuid && !r.uuid.empty() && *d.uuid == r.uuid);
+    });
+    if (row == run.rows.end()) {
+      sample.warnings.push_back(Warning{"cuda", WarningKind::inconsistent,
+                                        text::cat("nvidia-smi telemetry has no row for ", d.id,
+                                                  d.pci_bus_id ? text::cat(" (", *d.pci_bus_id, ")") : std::string())});
+      continue;
+    }
+    DeviceTelemetry t = row->telemetry;
+    t.device_id = d.id;
+    found.emplace_back(i, std::move(t));
+  }
+}
+
+void sample_amd(const AcceleratorRegistry& registry, const System& system,
+                std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
+  const auto devices = registry.devices();
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const DeviceProfile& d = devices[i];
+    if (d.backend != Backend::rocm || !d.pci_bus_id) continue;
+    found.emplace_back(i, telemetry_detail::read_amd(d, system, problems));
+  }
+  add_problems(sample, "rocm", problems);
+}
+
+}  // namespace
+
+TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const System& system,
+                                 const TelemetryOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  TelemetrySample sample;
+  sample.taken_at = options.clock ? options.clock() : std::chrono::system_clock::now();
+  std::vector<std::pair<std::size_t, DeviceTelemetry>> found;
+  sample_nvidia(registry, system, options, found, sample);
+  sample_amd(registry, system, found, sample);
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [index, telemetry] : found) sample.devices.push_back(std::move(telemetry));
+  sample.host = telemetry_detail::read_host(system);
+  sample.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+  return sample;
+}
+
+// --- the collector ---------------------------------------------------------------
+
+struct TelemetryCollector::State {
+  const System& system;
+  CollectorOptions options;
+  CachedRegistry inventory;
+
+  mutable std::mutex mutex;
+  std::condition_variable sampled;
+  std::shared_ptr<const TelemetrySample> latest;
+  std::chrono::steady_clock::time_point latest_at{};
+  bool sampling = false;
+  std::uint64_t generation = 0;
+  ExporterCounters counters;
+
+  State(const System& s, CollectorOptions o)
+      : system(s), options(std::move(o)), inventory(cache_options(s, options)) {}
+
+  static CacheOptions cache_options(const System& system, const CollectorOptions& options) {
+    CacheOptions c;
+    c.ttl = options.inventory_ttl;
+    DetectBuilder builder;
+    const DetectOptions& o = options.detect;
+    builder.only(o.backends).system_probes(o.system_probes).tool_timeout(o.tool_timeout).tool_output_cap(o.tool_output_cap);
+    if (o.sink) builder.diagnostics(*o.sink, o.log_level);
+    c.detect = [&system, builder] { return builder.detect(system); };
+    return c;
+  }
+};
+
+TelemetryCollector::TelemetryCollector(const System& system, CollectorOptions options)
+    : state_(std::make_unique<State>(system, std::move(options))) {}
+
+TelemetryCollector::~TelemetryCollector() = default;
+
+std::shared_ptr<const AcceleratorRegistry> TelemetryCollector::registry() { return state_->inventory.get(); }
+
+TelemetryCollector::Snapshot TelemetryCollector::collect() {
+  State& s = *state_;
+  auto registry = s.inventory.get();
+  std::unique_lock lock(s.mutex);
+  const auto fresh = [&] {
+    return s.latest && std::chrono::steady_clock::now() - s.latest_at <= s.options.sample_max_age;
+  };
+  if (fresh()) return {registry, s.latest};
+  if (s.sampling) {
+    // Single flight: wait for the sample being taken and share it.
+    const auto generation = s.generation;
+    s.sampled.wait(lock, [&] { return s.generation != generation; });
+    return {registry, s.latest};
+  }
+  s.sampling = true;
+  lock.unlock();
+  std::shared_ptr<const TelemetrySample> sample;
+  try {
+    sample = std::make_shared<const TelemetrySample>(sample_telemetry(*registry, s.system, s.options.telemetry));
+  } catch (...) {
+    // sample_telemetry does not throw, but an allocation can: never leave waiters hanging.
+    lock.lock();
+    s.sampling = false;
+    ++s.generation;
+    s.sampled.notify_all();
+    throw;
+  }
+  lock.lock();
+  s.latest = sample;
+  s.latest_at = std::chrono::steady_clock::now();
+  s.sampling = false;
+  ++s.generation;
+  s.sampled.notify_all();
+  return {registry, sample};
+}
+
+std::string TelemetryCollector::scrape(MetricsFormat format) {
+  const Snapshot snapshot = collect();
+  ExporterCounters counters;
+  {
+    const std::lock_guard lock(state_->mutex);
+    ++state_->counters.scrapes;
+    for (const auto& source : snapshot.sample->failed_sources) ++state_->counters.scrape_errors[source];
+    counters = state_->counters;
+  }
+  return metrics_text(*snapshot.registry, *snapshot.sample, counters, format);
+}
+
+ExporterCounters TelemetryCollector::counters() const {
+  const std::lock_guard lock(state_->mutex);
+  return state_->counters;
+}
+
+}  // namespace hwaccel

@@ -1,0 +1,195 @@
+// Telemetry read from files: amdgpu's sysfs and hwmon (no tool runs, so a
+// scrape cannot hang on it) and the host's /proc/loadavg and /proc/meminfo.
+module;
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+module hwaccel.telemetry;
+
+namespace hwaccel::telemetry_detail {
+namespace {
+
+constexpr std::size_t small_file = 4096;
+
+class FileReader {
+ public:
+  FileReader(const System& system, std::string dir, std::vector<std::string>& problems)
+      : system_(system), dir_(std::move(dir)), problems_(problems) {}
+
+  /// The file's trimmed text, or nullopt when it does not exist (or cannot be read: noted).
+  std::optional<std::string> text(std::string_view name) const {
+    const std::string path = text::cat(dir_, "/", name);
+    auto content = system_.read_file(path, small_file);
+    if (!content) {
+      if (content.error().kind != ErrorKind::not_found && content.error().kind != ErrorKind::not_captured)
+        note(text::cat(path, ": ", content.error().message));
+      return std::nullopt;
+    }
+    return std::string(text::trim(content->data));
+  }
+
+  std::optional<std::uint64_t> integer(std::string_view name, std::uint64_t max) const {
+    const auto t = text(name);
+    if (!t) return std::nullopt;
+    const auto n = text::parse_u64(*t);
+    if (!n || *n > max) {
+      note(text::cat(dir_, "/", name, ": '", text::excerpt(*t, 40), "' is not a number up to ", max));
+      return std::nullopt;
+    }
+    return n;
+  }
+
+  std::optional<std::int64_t> signed_integer(std::string_view name, std::int64_t lo, std::int64_t hi) const {
+    const auto t = text(name);
+    if (!t) return std::nullopt;
+    const auto n = text::parse_i64(*t);
+    if (!n || *n < lo || *n > hi) {
+      note(text::cat(dir_, "/", name, ": '", text::excerpt(*t, 40), "' is not a number in ", lo, "..", hi));
+      return std::nullopt;
+    }
+    return n;
+  }
+
+  const std::string& dir() const noexcept { return dir_; }
+  void note(std::string message) const {
+    if (problems_.size() < 16) problems_.push_back(std::move(message));
+  }
+
+ private:
+  const System& system_;
+  std::string dir_;
+  std::vector<std::string>& problems_;
+};
+
+// "1: 1000Mhz *" lines of pp_dpm_sclk/mclk: the current level is marked.
+std::optional<double> current_dpm_mhz(std::string_view table) {
+  while (!table.empty()) {
+    const std::string_view line = text::trim(text::next_line(table));
+    if (!line.ends_with('*')) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    const auto n = text::parse_number_with_unit(text::trim(line.substr(colon + 1, line.size() - colon - 2)));
+    if (!n || !text::iequals(n->unit, "Mhz") || n->value < 0 || n->value > 100'000) return std::nullopt;
+    return n->value;
+  }
+  return std::nullopt;
+}
+
+void read_hwmon(const FileReader& hwmon, DeviceTelemetry& t) {
+  for (int i = 1; i <= 8; ++i) {
+    const auto millidegrees = hwmon.signed_integer(text::cat("temp", i, "_input"), -50'000, 200'000);
+    if (!millidegrees) continue;
+    auto label = hwmon.text(text::cat("temp", i, "_label"));
+    t.temperatures.push_back({label && !label->empty() ? *label : text::cat("temp", i),
+                              static_cast<double>(*millidegrees) / 1000.0});
+  }
+  // Microwatts: power1_average on most amdgpu boards, power1_input on newer ones.
+  constexpr std::uint64_t max_microwatts = 100'000ull * 1'000'000ull;
+  auto power = hwmon.integer("power1_average", max_microwatts);
+  if (!power) power = hwmon.integer("power1_input", max_microwatts);
+  if (power) t.power_watts = static_cast<double>(*power) / 1e6;
+  if (const auto cap = hwmon.integer("power1_cap", max_microwatts)) t.power_limit_watts = static_cast<double>(*cap) / 1e6;
+  if (const auto energy = hwmon.integer("energy1_input", ~std::uint64_t{0} / 2)) t.energy_joules = static_cast<double>(*energy) / 1e6;
+  for (int i = 1; i <= 4; ++i) {
+    const auto hz = hwmon.integer(text::cat("freq", i, "_input"), 100'000'000'000ull);
+    if (!hz) continue;
+    const auto label = hwmon.text(text::cat("freq", i, "_label"));
+    std::string name = label ? *label : text::cat("freq", i);
+    if (name == "sclk") name = "graphics";
+    else if (name == "mclk") name = "memory";
+    t.clocks_mhz[name] = static_cast<double>(*hz) / 1e6;
+  }
+  const auto rpm = hwmon.integer("fan1_input", 100'000);
+  const auto max_rpm = hwmon.integer("fan1_max", 100'000);
+  if (rpm && max_rpm && *max_rpm > 0) t.fan_speed_ratio = std::min(1.0, static_cast<double>(*rpm) / static_cast<double>(*max_rpm));
+}
+
+// ras/<block>_err_count: "ue: N\nce: M".
+void read_ras(const System& system, const FileReader& device, DeviceTelemetry& t) {
+  const std::string dir = device.dir() + "/ras";
+  auto entries = system.list_dir(dir);
+  if (!entries) return;
+  for (const auto& e : *entries) {
+    if (!e.name.ends_with("_err_count") || e.name.size() > 64) continue;
+    const std::string block = e.name.substr(0, e.name.size() - 10);
+    const auto content = device.text(text::cat("ras/", e.name));
+    if (!content) continue;
+    std::string_view rest = *content;
+    while (!rest.empty()) {
+      const std::string_view line = text::trim(text::next_line(rest));
+      const auto colon = line.find(':');
+      if (colon == std::string_view::npos) continue;
+      const std::string_view key = text::trim(line.substr(0, colon));
+      const auto n = text::parse_u64(text::trim(line.substr(colon + 1)));
+      if (!n || (key != "ue" && key != "ce")) {
+        device.note(text::cat(dir, "/", e.name, ": '", text::excerpt(line, 40), "' is not 'ue: N' or 'ce: N'"));
+        continue;
+      }
+      t.ecc_errors.push_back({key == "ue" ? "uncorrected" : "corrected", "volatile", block, *n});
+    }
+  }
+}
+
+}  // namespace
+
+DeviceTelemetry read_amd(const DeviceProfile& device, const System& system, std::vector<std::string>& problems) {
+  DeviceTelemetry t;
+  t.device_id = device.id;
+  t.source = "amdgpu sysfs";
+  const FileReader dev(system, text::cat("/sys/bus/pci/devices/", *device.pci_bus_id), problems);
+  if (const auto busy = dev.integer("gpu_busy_percent", 100)) t.utilization = static_cast<double>(*busy) / 100;
+  if (const auto busy = dev.integer("mem_busy_percent", 100)) t.engine_utilization["memory"] = static_cast<double>(*busy) / 100;
+  constexpr std::uint64_t max_bytes = std::uint64_t{1} << 46;
+  t.memory_total_bytes = dev.integer("mem_info_vram_total", max_bytes);
+  t.memory_used_bytes = dev.integer("mem_info_vram_used", max_bytes);
+  if (t.memory_total_bytes && t.memory_used_bytes && *t.memory_used_bytes <= *t.memory_total_bytes)
+    t.memory_free_bytes = *t.memory_total_bytes - *t.memory_used_bytes;
+  if (const auto speed = dev.text("current_link_speed")) {
+    if (const auto n = text::parse_number_with_unit(*speed)) t.pcie_generation = pcie_generation(n->value);
+  }
+  if (const auto width = dev.integer("current_link_width", 64); width && *width > 0)
+    t.pcie_width = static_cast<std::uint32_t>(*width);
+
+  if (auto hwmons = system.list_dir(dev.dir() + "/hwmon"); hwmons && !hwmons->empty()) {
+    const FileReader hwmon(system, text::cat(dev.dir(), "/hwmon/", hwmons->front().name), problems);
+    read_hwmon(hwmon, t);
+  }
+  for (const auto& [file, name] : {std::pair{"pp_dpm_sclk", "graphics"}, std::pair{"pp_dpm_mclk", "memory"},
+                                   std::pair{"pp_dpm_fclk", "fabric"}, std::pair{"pp_dpm_socclk", "soc"}}) {
+    if (t.clocks_mhz.contains(name)) continue;
+    if (const auto table = dev.text(file))
+      if (const auto mhz = current_dpm_mhz(*table)) t.clocks_mhz[name] = *mhz;
+  }
+  read_ras(system, dev, t);
+  return t;
+}
+
+HostTelemetry read_host(const System& system) {
+  HostTelemetry h;
+  if (auto load = system.read_file("/proc/loadavg", small_file)) {
+    const auto w = text::words(load->data);
+    if (w.size() >= 3) {
+      h.load1 = text::parse_double(w[0]);
+      h.load5 = text::parse_double(w[1]);
+      h.load15 = text::parse_double(w[2]);
+    }
+  }
+  if (auto meminfo = system.read_file("/proc/meminfo", 64 * 1024)) {
+    std::string_view rest = meminfo->data;
+    while (!rest.empty()) {
+      const std::string_view line = text::next_line(rest);
+      const auto colon = line.find(':');
+      if (colon == std::string_view::npos) continue;
+      const std::string_view key = line.substr(0, colon);
+      if (key != "MemTotal" && key != "MemAvailable") continue;
+      const auto bytes = text::parse_memory_size(text::trim(line.substr(colon + 1)));
+      (key == "MemTotal" ? h.memory_total_bytes : h.memory_available_bytes) = bytes;
+    }
+  }
+  return h;
+}
+
+}  // namespace hwaccel::telemetry_detail

@@ -1,0 +1,191 @@
+// Telemetry: the nvidia-smi query reader on real output, amdgpu sysfs, the
+// sampler's failures, the Prometheus exposition and the collector.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../test_support.hpp"
+
+import hwaccel;
+
+namespace {
+
+using namespace hwaccel;
+namespace support = hwaccel::testing;
+using support::FixtureBuilder;
+
+std::unique_ptr<FixtureSystem> machine(const std::string& name) {
+  auto f = FixtureSystem::open((support::fixtures_root() / "machines" / name).string());
+  if (!f) throw std::runtime_error(f.error().message);
+  return std::move(*f);
+}
+
+const DeviceTelemetry* find(const TelemetrySample& s, std::string_view id) {
+  for (const auto& d : s.devices)
+    if (d.device_id == id) return &d;
+  return nullptr;
+}
+
+// The real H200 capture under a bf16 matmul load (driver 580).
+TEST(NvidiaTelemetry, ReadsTheRealCaptureUnderLoad) {
+  const std::string csv = support::read_file(support::fixtures_root() / "machines" / "h200-sxm-telemetry-load-driver-580" /
+                                             "commands" / "05-nvidia-smi.stdout");
+  std::vector<std::string> problems;
+  const auto rows = parse_nvidia_telemetry(csv, &problems);
+  ASSERT_TRUE(rows) << rows.error().message;
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  ASSERT_EQ(rows->size(), 1u);
+  const auto& row = rows->front();
+  EXPECT_EQ(row.pci_bus_id, "0000:00:06.0");
+  EXPECT_EQ(row.uuid, "GPU-5a41ce45-e82a-a159-ec6f-fe593e0e1c21");
+  const DeviceTelemetry& t = row.telemetry;
+  EXPECT_DOUBLE_EQ(*t.utilization, 1.0);
+  EXPECT_DOUBLE_EQ(t.engine_utilization.at("memory"), 0.24);
+  EXPECT_EQ(*t.memory_total_bytes, 143771ull << 20);
+  EXPECT_EQ(*t.memory_used_bytes, 1139ull << 20);
+  ASSERT_EQ(t.temperatures.size(), 2u);
+  EXPECT_EQ(t.temperatures[0], (TemperatureReading{"gpu", 60}));
+  EXPECT_EQ(t.temperatures[1], (TemperatureReading{"memory", 48}));
+  EXPECT_DOUBLE_EQ(*t.power_watts, 690.26);
+  EXPECT_DOUBLE_EQ(*t.power_limit_watts, 700.0);
+  EXPECT_DOUBLE_EQ(t.clocks_mhz.at("sm"), 1455);
+  EXPECT_FALSE(t.fan_speed_ratio);  // [N/A] on a passively cooled SXM board
+  EXPECT_EQ(*t.pcie_generation, 5u);
+  EXPECT_EQ(t.ecc_errors.size(), 4u);
+  EXPECT_FALSE(t.retired_pages_single_bit);  // [N/A]: Hopper remaps rows instead
+  EXPECT_EQ(*t.remapped_rows_correctable, 0u);
+  EXPECT_EQ(*t.remapped_rows_pending, false);
+  EXPECT_EQ(t.clock_event_reasons.size(), 9u);
+  EXPECT_TRUE(t.clock_event_reasons.at("sw_power_cap"));
+  EXPECT_FALSE(t.clock_event_reasons.at("gpu_idle"));
+}
+
+TEST(NvidiaTelemetry, BadOutputIsAnErrorOrAProblemNeverAGuess) {
+  EXPECT_FALSE(parse_nvidia_telemetry(""));
+  EXPECT_FALSE(parse_nvidia_telemetry("temperature.gpu\n45\n"));  // no way to name the GPU
+  std::vector<std::string> problems;
+  const auto rows = parse_nvidia_telemetry(
+      "pci.bus_id, utilization.gpu [%], power.draw [W], remapped_rows.pending\n"
+      "00000000:18:00.0, 250, banana, Maybe\n"
+      "00000000:19:00.0, 50\n"
+      "not-a-bus, 10, 1, No\n",
+      &problems);
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 1u);  // the short row and the row naming no GPU are skipped
+  EXPECT_FALSE(rows->front().telemetry.utilization);  // 250 % is out of range
+  EXPECT_FALSE(rows->front().telemetry.power_watts);
+  EXPECT_FALSE(rows->front().telemetry.remapped_rows_pending);
+  EXPECT_GE(problems.size(), 4u);
+}
+
+TEST(NvidiaTelemetry, RetriesWithoutFieldsAnOlderDriverRejects) {
+  FixtureBuilder f;
+  auto argv = nvidia_telemetry_argv();
+  f.command(argv, "", 2, "Field \"temperature.memory\" is not a valid field to query.\n");
+  // The second query: without temperature.memory.
+  std::string list = argv[1];
+  list.erase(list.find(",temperature.memory"), std::string(",temperature.memory").size());
+  f.command({"nvidia-smi", list, "--format=csv,nounits"}, "pci.bus_id, utilization.gpu [%]\n00000000:18:00.0, 42\n");
+  f.file("/proc/loadavg", "0.50 0.40 0.30 1/100 1234\n");
+  const auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system);
+  AcceleratorRegistry registry;
+  DeviceProfile gpu;
+  gpu.id = "cuda:0";
+  gpu.backend = Backend::cuda;
+  gpu.family = Family::gpu;
+  gpu.pci_bus_id = "0000:18:00.0";
+  ASSERT_TRUE(registry.add_device(gpu));
+  const auto sample = sample_telemetry(registry, **system);
+  ASSERT_EQ(sample.devices.size(), 1u);
+  EXPECT_DOUBLE_EQ(*sample.devices[0].utilization, 0.42);
+  EXPECT_TRUE(sample.failed_sources.empty());
+  EXPECT_DOUBLE_EQ(*sample.host.load1, 0.5);
+}
+
+TEST(Telemetry, AFailedSourceIsAWarningAndAScrapeErrorNotAFailure) {
+  FixtureBuilder f;
+  f.command(nvidia_telemetry_argv(), "", 0, {}, /*hang=*/true);
+  const auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system);
+  AcceleratorRegistry registry;
+  DeviceProfile gpu;
+  gpu.backend = Backend::cuda;
+  gpu.family = Family::gpu;
+  gpu.pci_bus_id = "0000:18:00.0";
+  ASSERT_TRUE(registry.add_device(gpu));
+  const auto sample = sample_telemetry(registry, **system);
+  EXPECT_TRUE(sample.devices.empty());
+  ASSERT_EQ(sample.failed_sources, std::vector<std::string>{"cuda"});
+  ASSERT_FALSE(sample.warnings.empty());
+  EXPECT_EQ(sample.warnings[0].kind, WarningKind::timeout);
+  ExporterCounters counters;
+  counters.scrape_errors["cuda"] = 1;
+  const std::string text = metrics_text(registry, sample, counters);
+  EXPECT_NE(text.find("hwaccel_scrape_errors_total{source=\"cuda\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("hwaccel_device_info{device=\"cuda:0\""), std::string::npos);  // static facts stay
+}
+
+TEST(Telemetry, SamplesTheEightGpuNodeAndAmdSysfs) {
+  const auto dgx = machine("dgx-h100-8x-nvswitch");
+  const auto registry = DetectBuilder{}.detect(*dgx);
+  const auto sample = sample_telemetry(registry, *dgx);
+  EXPECT_EQ(sample.devices.size(), 8u);
+  EXPECT_TRUE(sample.failed_sources.empty());
+  EXPECT_TRUE(find(sample, "cuda:6")->clock_event_reasons.at("sw_power_cap"));
+
+  const auto mi210 = machine("amd-2x-mi210-pcie");
+  const auto amd_registry = DetectBuilder{}.detect(*mi210);
+  const auto amd = sample_telemetry(amd_registry, *mi210);
+  ASSERT_EQ(amd.devices.size(), 2u);
+  const DeviceTelemetry& t = amd.devices[0];
+  EXPECT_EQ(t.source, "amdgpu sysfs");
+  EXPECT_TRUE(t.power_watts);  // hwmon power1_average
+  EXPECT_TRUE(t.memory_total_bytes);
+}
+
+TEST(Metrics, FollowsTheExpositionFormats) {
+  AcceleratorRegistry registry;
+  DeviceProfile gpu;
+  gpu.backend = Backend::rocm;
+  gpu.family = Family::gpu;
+  gpu.name = "Odd \"name\" with \\ and\nnewline";
+  gpu.memory_bytes = 1024;
+  ASSERT_TRUE(registry.add_device(gpu));
+  TelemetrySample sample;
+  DeviceTelemetry t;
+  t.device_id = "rocm:0";
+  t.energy_joules = 12.5;
+  sample.devices.push_back(t);
+  const std::string text = metrics_text(registry, sample, {});
+  EXPECT_NE(text.find(R"(model="Odd \"name\" with \\ and\nnewline")"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE hwaccel_device_energy_joules_total counter\n"), std::string::npos);
+  EXPECT_EQ(text.find("# EOF"), std::string::npos);
+  const std::string open = metrics_text(registry, sample, {}, MetricsFormat::openmetrics);
+  EXPECT_NE(open.find("# TYPE hwaccel_device_energy_joules counter\n"), std::string::npos);
+  EXPECT_NE(open.find("hwaccel_device_energy_joules_total{"), std::string::npos);
+  EXPECT_TRUE(open.ends_with("# EOF\n"));
+}
+
+TEST(Collector, ConcurrentScrapesShareOneSample) {
+  const auto dgx = machine("dgx-h100-8x-nvswitch");
+  CollectorOptions options;
+  options.sample_max_age = std::chrono::seconds(60);
+  TelemetryCollector collector(*dgx, options);
+  std::vector<std::thread> threads;
+  std::vector<std::shared_ptr<const TelemetrySample>> samples(8);
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    threads.emplace_back([&, i] { samples[i] = collector.collect().sample; });
+  for (auto& t : threads) t.join();
+  for (const auto& s : samples) EXPECT_EQ(s, samples[0]);
+  EXPECT_EQ(samples[0]->devices.size(), 8u);
+  const std::string text = collector.scrape(MetricsFormat::prometheus_text);
+  EXPECT_NE(text.find("hwaccel_scrapes_total 1\n"), std::string::npos);
+  EXPECT_EQ(collector.counters().scrapes, 1u);
+}
+
+}  // namespace

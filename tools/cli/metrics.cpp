@@ -1,0 +1,130 @@
+// `hwaccel metrics`: one telemetry sample as Prometheus metrics, on stdout or
+// atomically into node-exporter's textfile-collector folder.
+#include "commands.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+import hwaccel;
+
+#include "detect_builder.hpp"
+
+namespace hwaccel::cli {
+namespace {
+
+struct MetricsArgs {
+  DetectArgs detect;
+  bool openmetrics = false;
+  std::string textfile_dir;
+};
+
+// Written under a temporary name in the same folder, then renamed: the
+// collector reads the old file or the new one, never half of one.
+bool write_textfile(const std::string& dir, const std::string& content, std::string& error) {
+  const std::string target = dir + "/hwaccel.prom";
+  std::string temporary = dir + "/.hwaccel.prom.XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) {
+    error = "cannot create a file in " + dir + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = ::fchmod(fd, 0644) == 0;
+  std::size_t written = 0;
+  while (ok && written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) written += static_cast<std::size_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  const int saved = errno;
+  ok = (::close(fd) == 0) && ok;
+  if (ok && ::rename(temporary.c_str(), target.c_str()) == 0) return true;
+  error = "cannot write " + target + ": " + std::strerror(ok ? errno : saved);
+  ::unlink(temporary.c_str());
+  return false;
+}
+
+int run_metrics(const MetricsArgs& args) {
+  auto builder = make_builder(args.detect);
+  if (!builder) return exit_usage;
+  if (!install_log_sink(*builder, args.detect.log)) return exit_usage;
+  std::unique_ptr<System> system;
+  if (!args.detect.fixture.empty()) {
+    FixtureOptions fixture_options;
+    fixture_options.simulate_durations = args.detect.simulate;
+    auto fixture = FixtureSystem::open(args.detect.fixture, fixture_options);
+    if (!fixture) {
+      std::cerr << "hwaccel metrics: cannot replay fixture: " << fixture.error().message << "\n";
+      return exit_failure;
+    }
+    system = std::move(*fixture);
+  } else {
+    system = make_live_system();
+  }
+  const AcceleratorRegistry registry = builder->detect(*system);
+  TelemetryOptions options;
+  options.tool_timeout = std::chrono::milliseconds(args.detect.timeout_ms);
+  const TelemetrySample sample = sample_telemetry(registry, *system, options);
+  ExporterCounters counters;
+  counters.scrapes = 1;
+  for (const auto& source : sample.failed_sources) ++counters.scrape_errors[source];
+  const std::string text =
+      metrics_text(registry, sample, counters, args.openmetrics ? MetricsFormat::openmetrics : MetricsFormat::prometheus_text);
+  for (const auto& w : sample.warnings) std::cerr << "hwaccel metrics: warning: " << w.backend << ": " << w.message << "\n";
+  if (!args.textfile_dir.empty()) {
+    std::string error;
+    if (!write_textfile(args.textfile_dir, text, error)) {
+      std::cerr << "hwaccel metrics: " << error << "\n";
+      return exit_failure;
+    }
+    return 0;
+  }
+  std::cout << text;
+  std::cout.flush();
+  return std::cout.good() ? 0 : exit_failure;
+}
+
+}  // namespace
+
+Command add_metrics_command(CLI::App& app) {
+  auto args = std::make_shared<MetricsArgs>();
+  auto* cmd = app.add_subcommand("metrics", "Print one telemetry sample of every device as Prometheus metrics");
+  cmd->footer(
+      "Detects the devices, reads their telemetry (utilization, memory, temperatures, power, clocks, ECC\n"
+      "and throttle reasons; docs/metrics.md) and prints it in the Prometheus text format, or\n"
+      "OpenMetrics with --openmetrics. With --textfile DIR the output replaces DIR/hwaccel.prom\n"
+      "atomically, for node-exporter's textfile collector (run it from cron or a systemd timer).\n"
+      "`hwaccel serve` serves the same metrics over HTTP.\n"
+      "\n"
+      "Examples:\n"
+      "  hwaccel metrics\n"
+      "  hwaccel metrics --textfile /var/lib/prometheus/node-exporter\n"
+      "  hwaccel metrics --fixture fixtures/machines/dgx-h100-8x-nvswitch\n"
+      "\n" +
+      std::string(common_help_footer));
+  cmd->add_option("--fixture", args->detect.fixture, "Read a captured machine (fixture folder) instead of this one")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--backends", args->detect.backends,
+                  "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
+  cmd->add_option("--timeout-ms", args->detect.timeout_ms, "Deadline for each tool run, in milliseconds")
+      ->check(CLI::Range(1, 600'000));
+  cmd->add_flag("--simulate-durations", args->detect.simulate,
+                "With --fixture: take as long as the captured tools took, and a hung one until its deadline");
+  cmd->add_flag("--openmetrics", args->openmetrics, "OpenMetrics 1.0 instead of the Prometheus text format 0.0.4");
+  cmd->add_option("--textfile", args->textfile_dir, "Write DIR/hwaccel.prom atomically instead of printing")
+      ->check(CLI::ExistingDirectory);
+  add_log_options(*cmd, args->detect.log);
+  return {cmd, [args] { return run_metrics(*args); }};
+}
+
+}  // namespace hwaccel::cli
