@@ -10,7 +10,9 @@
   resident memory stays under 64 MiB;
 - a telemetry tool that hangs, or prints garbage, during a scrape: the scrape
   comes back within the deadline with the other devices' series and a
-  hwaccel_scrape_errors_total increment.
+  hwaccel_scrape_errors_total increment;
+- HTTPS with basic auth: the right credentials get the metrics, none or wrong
+  ones a 401, and a credentials file readable by others is refused.
 
     http_hostile.py HWACCEL SOURCE_DIR
 """
@@ -37,7 +39,7 @@ class Server:
                                      stdout=out, stderr=out)
         deadline = time.time() + 30
         while time.time() < deadline:
-            m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", log.read_text())
+            m = re.search(r"https?://127\.0\.0\.1:(\d+)/metrics", log.read_text())
             if m:
                 self.port = int(m.group(1))
                 return
@@ -193,6 +195,50 @@ def check_broken_tool(hwaccel: str, source: pathlib.Path, tmp: pathlib.Path, how
         server.stop()
 
 
+def check_tls_and_auth(hwaccel: str, source: pathlib.Path, tmp: pathlib.Path) -> None:
+    """HTTPS with a self-signed certificate and HTTP basic auth."""
+    import base64
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    cert, key, auth = tmp / "cert.pem", tmp / "key.pem", tmp / "auth"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    auth.write_text("prometheus:s3cret-pass\n")
+    auth.chmod(0o644)
+    refused = subprocess.run([hwaccel, "serve", "--listen", "127.0.0.1:0", "--basic-auth-file", str(auth)],
+                             capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "readable by others" in refused.stderr, refused.stderr
+    auth.chmod(0o600)
+    server = Server(hwaccel, source / FIXTURE, tmp / "serve-tls.log", "--tls-cert", str(cert), "--tls-key", str(key),
+                    "--basic-auth-file", str(auth))
+    try:
+        context = ssl.create_default_context(cafile=str(cert))
+        url = f"https://127.0.0.1:{server.port}/metrics"
+
+        def fetch(user_password):
+            request = urllib.request.Request(url)
+            if user_password:
+                request.add_header("Authorization", "Basic " + base64.b64encode(user_password.encode()).decode())
+            try:
+                with urllib.request.urlopen(request, context=context, timeout=10) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, ""
+
+        status, body = fetch("prometheus:s3cret-pass")
+        assert status == 200 and "hwaccel_device_info" in body, status
+        assert fetch(None)[0] == 401
+        assert fetch("prometheus:wrong")[0] == 401
+        assert fetch("prometheus:s3cret-pass-longer")[0] == 401
+        plain = server.raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert not plain.startswith(b"HTTP/1.1 200"), "plain HTTP answered on the TLS port"
+    finally:
+        server.stop()
+
+
 def main() -> int:
     hwaccel, source = sys.argv[1], pathlib.Path(sys.argv[2])
     with tempfile.TemporaryDirectory(prefix="hwaccel-http-") as tmp:
@@ -207,7 +253,8 @@ def main() -> int:
             server.stop()
         for how in ("hang", "garbage"):
             check_broken_tool(hwaccel, source, tmp_path, how)
-    print("hwaccel serve: malformed requests, a slow client, 1000 scrapes and a broken tool handled")
+        check_tls_and_auth(hwaccel, source, tmp_path)
+    print("hwaccel serve: malformed requests, a slow client, 1000 scrapes, broken tools, TLS and basic auth handled")
     return 0
 
 
