@@ -119,6 +119,12 @@ struct TelemetryOptions {
 TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const System& system,
                                  const TelemetryOptions& options = {});
 
+/// The sample as JSON (`hwaccel metrics --json`, hwaccel.telemetry() in
+/// Python; docs/metrics.md): taken_at (Unix seconds), elapsed_us, devices
+/// with the fields of DeviceTelemetry (absent values left out), host,
+/// warnings and failed_sources.
+std::string to_json(const TelemetrySample& sample, bool pretty = false);
+
 /// The nvidia-smi command a sample runs (one call for every GPU).
 std::vector<std::string> nvidia_telemetry_argv();
 

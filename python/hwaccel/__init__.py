@@ -34,7 +34,7 @@ from ._errors import (
     ToolNotFound,
     Unsupported,
 )
-from ._records import CatalogueModel, Plan, Recommendation, Record, Spec, TrainingEstimate
+from ._records import CatalogueModel, Plan, Recommendation, Record, Spec, Telemetry, TrainingEstimate
 from ._registry import (
     DetectionWarning,
     Device,
@@ -59,6 +59,8 @@ __all__ = [
     "specs",
     "models",
     "capture",
+    "telemetry",
+    "metrics",
     "Registry",
     "Device",
     "DetectionWarning",
@@ -72,6 +74,7 @@ __all__ = [
     "Recommendation",
     "Spec",
     "CatalogueModel",
+    "Telemetry",
     "Error",
     "NotFound",
     "PermissionDenied",
@@ -356,6 +359,38 @@ def models() -> List[CatalogueModel]:
     import json
 
     return [CatalogueModel(m) for m in json.loads(_native.models_json())]
+
+
+def telemetry(
+    *,
+    registry: Optional[Registry] = None,
+    fixture: Optional[PathLike] = None,
+    timeout_ms: Optional[int] = None,
+) -> Telemetry:
+    """Reads what the devices are doing now: utilization, memory in use,
+    temperatures, power, clocks, ECC and throttle reasons (docs/metrics.md).
+    The devices are the registry's (detected now when not given); a fixture
+    replays a captured machine. A source that fails is in ``failed_sources``
+    and ``warnings``; nothing raises for what the machine holds."""
+    native_registry = registry._native if registry is not None else None
+    _, sample = _native.sample_telemetry(native_registry, _path(fixture, "fixture"), timeout_ms)
+    import json
+
+    return Telemetry(json.loads(sample.to_json()))
+
+
+def metrics(
+    *,
+    registry: Optional[Registry] = None,
+    fixture: Optional[PathLike] = None,
+    timeout_ms: Optional[int] = None,
+    openmetrics: bool = False,
+) -> str:
+    """One telemetry sample as Prometheus metrics (``hwaccel metrics``), or
+    OpenMetrics; for a process that serves its own /metrics."""
+    native_registry = registry._native if registry is not None else None
+    detected, sample = _native.sample_telemetry(native_registry, _path(fixture, "fixture"), timeout_ms)
+    return str(_native.metrics_text(detected, sample, openmetrics))
 
 
 def capture(

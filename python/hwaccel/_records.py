@@ -134,3 +134,18 @@ class CatalogueModel(Record):
 
     def __repr__(self) -> str:
         return f"CatalogueModel(id={self._data.get('id')!r}, params={self._data.get('params')!r})"
+
+
+class Telemetry(Record):
+    """What the devices are doing now (``hwaccel metrics --json``; docs/metrics.md):
+    ``devices`` (utilization, memory, temperatures, power, clocks, ECC...),
+    ``host``, ``warnings`` and ``failed_sources``."""
+
+    __slots__ = ()
+
+    def device(self, device_id: str) -> Any:
+        """The telemetry of one device by its registry id, or None."""
+        for d in self._data.get("devices", []):
+            if d.get("device_id") == device_id:
+                return Record(d)
+        return None

@@ -207,3 +207,16 @@ def test_capture_replays_to_what_it_saw(tmp_path: pathlib.Path) -> None:
     assert "accelerator(s)" in manifest and "captured with hwaccel capture" in manifest
     with pytest.raises(hwaccel.Error):
         hwaccel.capture(out)  # the folder is no longer empty
+
+
+def test_telemetry(eight_gpu: hwaccel.Registry) -> None:
+    t = hwaccel.telemetry(registry=eight_gpu, fixture=EIGHT_GPU)
+    assert len(t.devices) == 8 and t.failed_sources == []
+    assert t.device("cuda:0").utilization == 0.97
+    assert t.device("cuda:6").clock_event_reasons["sw_power_cap"] is True
+    assert t.device("cpu:0") is None
+    assert pickle.loads(pickle.dumps(t)) == t
+    broken = hwaccel.telemetry(fixture=MACHINES / "amd-2x-mi210-pcie", timeout_ms=1000)
+    assert [d.source for d in broken.devices] == ["amdgpu sysfs", "amdgpu sysfs"]
+    with pytest.raises(hwaccel.InvalidInput, match="timeout_ms"):
+        hwaccel.telemetry(fixture=EIGHT_GPU, timeout_ms=0)

@@ -67,3 +67,18 @@ def test_python_m_hwaccel_is_the_command() -> None:
     assert done.returncode == 0 and hwaccel.__version__ in done.stdout
     bad = run_cli("plan", "--no-such-flag")
     assert bad.returncode == 2 and bad.stderr
+
+
+def test_telemetry_matches_cli() -> None:
+    done = run_cli("metrics", "--json", "--fixture", str(EIGHT_GPU))
+    assert done.returncode == 0, done.stderr
+    cli = json.loads(done.stdout)
+    mine = hwaccel.telemetry(fixture=EIGHT_GPU).to_dict()
+    for varying in ("taken_at", "elapsed_us"):
+        cli.pop(varying)
+        mine.pop(varying)
+    assert mine == cli
+    text = run_cli("metrics", "--fixture", str(EIGHT_GPU)).stdout
+    stable = lambda t: [l for l in t.splitlines() if "sample_duration" not in l]
+    assert stable(hwaccel.metrics(fixture=EIGHT_GPU)) == stable(text)
+    assert hwaccel.metrics(fixture=EIGHT_GPU, openmetrics=True).endswith("# EOF\n")

@@ -24,6 +24,7 @@ namespace {
 struct MetricsArgs {
   DetectArgs detect;
   bool openmetrics = false;
+  bool json = false;
   std::string textfile_dir;
 };
 
@@ -78,9 +79,14 @@ int run_metrics(const MetricsArgs& args) {
   ExporterCounters counters;
   counters.scrapes = 1;
   for (const auto& source : sample.failed_sources) ++counters.scrape_errors[source];
+  for (const auto& w : sample.warnings) std::cerr << "hwaccel metrics: warning: " << w.backend << ": " << w.message << "\n";
+  if (args.json) {
+    std::cout << to_json(sample, args.detect.pretty) << "\n";
+    std::cout.flush();
+    return std::cout.good() ? 0 : exit_failure;
+  }
   const std::string text =
       metrics_text(registry, sample, counters, args.openmetrics ? MetricsFormat::openmetrics : MetricsFormat::prometheus_text);
-  for (const auto& w : sample.warnings) std::cerr << "hwaccel metrics: warning: " << w.backend << ": " << w.message << "\n";
   if (!args.textfile_dir.empty()) {
     std::string error;
     if (!write_textfile(args.textfile_dir, text, error)) {
@@ -120,9 +126,12 @@ Command add_metrics_command(CLI::App& app) {
       ->check(CLI::Range(1, 600'000));
   cmd->add_flag("--simulate-durations", args->detect.simulate,
                 "With --fixture: take as long as the captured tools took, and a hung one until its deadline");
-  cmd->add_flag("--openmetrics", args->openmetrics, "OpenMetrics 1.0 instead of the Prometheus text format 0.0.4");
-  cmd->add_option("--textfile", args->textfile_dir, "Write DIR/hwaccel.prom atomically instead of printing")
+  auto* openmetrics = cmd->add_flag("--openmetrics", args->openmetrics, "OpenMetrics 1.0 instead of the Prometheus text format 0.0.4");
+  auto* textfile = cmd->add_option("--textfile", args->textfile_dir, "Write DIR/hwaccel.prom atomically instead of printing")
       ->check(CLI::ExistingDirectory);
+  auto* json = cmd->add_flag("--json", args->json, "The sample as JSON (docs/metrics.md) instead of metrics");
+  json->excludes(openmetrics)->excludes(textfile);
+  cmd->add_flag("--pretty", args->detect.pretty, "Indent the JSON");
   add_log_options(*cmd, args->detect.log);
   return {cmd, [args] { return run_metrics(*args); }};
 }
