@@ -8,7 +8,7 @@
 - 1000 concurrent scrapes: each gets a 200 or a 503 (over the connection
   limit, refused rather than queued), the server answers afterwards, and its
   resident memory stays under 64 MiB;
-- a telemetry tool that hangs, or prints garbage, during a scrape: the scrape
+- a telemetry tool that hangs, floods or prints garbage during a scrape: the scrape
   comes back within the deadline with the other devices' series and a
   hwaccel_scrape_errors_total increment;
 - HTTPS with basic auth: the right credentials get the metrics, none or wrong
@@ -170,6 +170,10 @@ def broken_fixture(source: pathlib.Path, tmp: pathlib.Path, how: str) -> pathlib
         if command["argv"][1].startswith("--query-gpu=pci.bus_id"):
             if how == "hang":
                 command["hang"] = True
+            elif how == "flood":
+                # 40 MiB of rows: past the 4 MiB the sampler reads of a tool's output.
+                (copy / "commands" / command["stdout"]).write_bytes(
+                    b"pci.bus_id, utilization.gpu [%]\n" + b"00000000:18:00.0, 50\n" * 2_000_000)
             else:
                 (copy / "commands" / command["stdout"]).write_bytes(b"\x00\x01garbage, [N/A]\n" * 5000)
     (copy / "fixture.json").write_text(json.dumps(manifest, indent=2))
@@ -251,7 +255,7 @@ def main() -> int:
             check_many_scrapes(server)
         finally:
             server.stop()
-        for how in ("hang", "garbage"):
+        for how in ("hang", "garbage", "flood"):
             check_broken_tool(hwaccel, source, tmp_path, how)
         check_tls_and_auth(hwaccel, source, tmp_path)
     print("hwaccel serve: malformed requests, a slow client, 1000 scrapes, broken tools, TLS and basic auth handled")
