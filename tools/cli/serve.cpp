@@ -81,11 +81,13 @@ std::optional<std::string> base64_decode(std::string_view in) {
   return out;
 }
 
-// Equal length and content, in time that does not depend on where they differ.
-bool same_secret(std::string_view a, std::string_view b) {
-  unsigned diff = a.size() == b.size() ? 0u : 1u;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i % (b.empty() ? 1 : b.size())]);
-  return diff == 0 && !b.empty();
+// Equal length and content, in a time that depends only on the length of
+// what the client sent (`expected` is never empty: read_credentials checks).
+bool same_secret(std::string_view given, std::string_view expected) {
+  unsigned diff = given.size() == expected.size() ? 0u : 1u;
+  for (std::size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(expected[i % expected.size()]);
+  return diff == 0;
 }
 
 bool authorized(const Shared& shared, const http::request<http::empty_body>& request) {
