@@ -14,6 +14,11 @@ module;
 #include <vector>
 module hwaccel.telemetry;
 
+// Defined in sysfs.cpp with the other file readers.
+namespace hwaccel::telemetry_detail {
+DeviceTelemetry read_intel(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);
+}
+
 namespace hwaccel {
 namespace {
 
@@ -65,6 +70,21 @@ void sample_amd(const AcceleratorRegistry& registry, const System& system,
   add_problems(sample, "rocm", problems);
 }
 
+void sample_intel(const AcceleratorRegistry& registry, const System& system,
+                  std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
+  const auto devices = registry.devices();
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const DeviceProfile& d = devices[i];
+    if (d.backend != Backend::intel_oneapi || !d.pci_bus_id) continue;
+    DeviceTelemetry t = telemetry_detail::read_intel(d, system, problems);
+    // An integrated GPU has no hwmon of its own: nothing to report, no empty entry.
+    if (t.temperatures.empty() && !t.energy_joules && !t.power_limit_watts && t.clocks_mhz.empty()) continue;
+    found.emplace_back(i, std::move(t));
+  }
+  add_problems(sample, "intel_oneapi", problems);
+}
+
 }  // namespace
 
 TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const System& system,
@@ -75,6 +95,7 @@ TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const Syst
   std::vector<std::pair<std::size_t, DeviceTelemetry>> found;
   sample_nvidia(registry, system, options, found, sample);
   sample_amd(registry, system, found, sample);
+  sample_intel(registry, system, found, sample);
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [index, telemetry] : found) sample.devices.push_back(std::move(telemetry));
   sample.host = telemetry_detail::read_host(system);

@@ -79,7 +79,8 @@ std::optional<double> current_dpm_mhz(std::string_view table) {
 }
 
 void read_hwmon(const FileReader& hwmon, DeviceTelemetry& t) {
-  for (int i = 1; i <= 8; ++i) {
+  // amdgpu numbers its sensors 1-3; Intel's xe 2-15 (pkg, vram, each memory channel).
+  for (int i = 1; i <= 16; ++i) {
     const auto millidegrees = hwmon.signed_integer(text::cat("temp", i, "_input"), -50'000, 200'000);
     if (!millidegrees) continue;
     auto label = hwmon.text(text::cat("temp", i, "_label"));
@@ -164,6 +165,32 @@ DeviceTelemetry read_amd(const DeviceProfile& device, const System& system, std:
       if (const auto mhz = current_dpm_mhz(*table)) t.clocks_mhz[name] = *mhz;
   }
   read_ras(system, dev, t);
+  return t;
+}
+
+// Intel xe/i915: their hwmon (energy counters, temperatures by label, fan,
+// power cap; no instantaneous power: Prometheus' rate() of the energy
+// counter gives it) and xe's actual GT frequency.
+DeviceTelemetry read_intel(const DeviceProfile& device, const System& system, std::vector<std::string>& problems) {
+  DeviceTelemetry t;
+  t.device_id = device.id;
+  t.source = "xe/i915 hwmon";
+  const FileReader dev(system, text::cat("/sys/bus/pci/devices/", *device.pci_bus_id), problems);
+  if (auto hwmons = system.list_dir(dev.dir() + "/hwmon"); hwmons) {
+    for (const auto& h : *hwmons) {
+      const FileReader hwmon(system, text::cat(dev.dir(), "/hwmon/", h.name), problems);
+      const auto name = hwmon.text("name");
+      if (!name || (*name != "xe" && *name != "i915")) continue;
+      read_hwmon(hwmon, t);
+      break;
+    }
+  }
+  if (const auto mhz = dev.integer("tile0/gt0/freq0/act_freq", 100'000)) t.clocks_mhz["graphics"] = static_cast<double>(*mhz);
+  if (const auto speed = dev.text("current_link_speed")) {
+    if (const auto n = text::parse_number_with_unit(*speed)) t.pcie_generation = pcie_generation(n->value);
+  }
+  if (const auto width = dev.integer("current_link_width", 64); width && *width > 0)
+    t.pcie_width = static_cast<std::uint32_t>(*width);
   return t;
 }
 

@@ -2,6 +2,7 @@
 // sampler's failures, the Prometheus exposition and the collector.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -146,6 +147,33 @@ TEST(Telemetry, SamplesTheEightGpuNodeAndAmdSysfs) {
   EXPECT_EQ(t.source, "amdgpu sysfs");
   EXPECT_TRUE(t.power_watts);  // hwmon power1_average
   EXPECT_TRUE(t.memory_total_bytes);
+}
+
+// The real Arc B580 (xe driver) of the shared captures: energy counters,
+// temperatures by label, fan and power cap from its hwmon.
+TEST(Telemetry, ReadsIntelXeHwmon) {
+  const auto device_dir = support::shared_capture("intel/lact-b580-sysfs/card1/device");
+  if (device_dir.empty()) GTEST_SKIP() << "shared capture intel/lact-b580-sysfs not available";
+  FixtureBuilder f;
+  f.tree(device_dir, "/sys/bus/pci/devices/0000:09:00.0");
+  const auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system) << system.error().message;
+  AcceleratorRegistry registry;
+  DeviceProfile gpu;
+  gpu.backend = Backend::intel_oneapi;
+  gpu.family = Family::gpu;
+  gpu.pci_bus_id = "0000:09:00.0";
+  ASSERT_TRUE(registry.add_device(gpu));
+  const auto sample = sample_telemetry(registry, **system);
+  ASSERT_EQ(sample.devices.size(), 1u);
+  const DeviceTelemetry& t = sample.devices[0];
+  EXPECT_EQ(t.source, "xe/i915 hwmon");
+  EXPECT_DOUBLE_EQ(*t.energy_joules, 11031.745544);  // energy1_input, microjoules
+  EXPECT_DOUBLE_EQ(*t.power_limit_watts, 190.0);      // power1_cap, microwatts
+  EXPECT_NE(std::find(t.temperatures.begin(), t.temperatures.end(), TemperatureReading{"pkg", 54}), t.temperatures.end());
+  EXPECT_DOUBLE_EQ(*t.fan_speed_ratio, 1116.0 / 2160.0);
+  EXPECT_DOUBLE_EQ(t.clocks_mhz.at("graphics"), 0);  // idle: tile0/gt0/freq0/act_freq
+  EXPECT_FALSE(t.power_watts);  // xe has no instantaneous power file: rate() of the energy counter
 }
 
 TEST(Metrics, FollowsTheExpositionFormats) {
