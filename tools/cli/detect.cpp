@@ -41,6 +41,18 @@ std::optional<DetectBuilder> make_builder(const DetectArgs& args) {
   return builder;
 }
 
+std::unique_ptr<System> machine_system(std::string_view command, const DetectArgs& args) {
+  if (args.fixture.empty()) return make_live_system();
+  FixtureOptions options;
+  options.simulate_durations = args.simulate;
+  auto fixture = FixtureSystem::open(args.fixture, options);
+  if (!fixture) {
+    std::cerr << "hwaccel " << command << ": cannot replay fixture: " << fixture.error().message << "\n";
+    return nullptr;
+  }
+  return std::move(*fixture);
+}
+
 namespace {
 
 std::string human_bytes(std::optional<std::uint64_t> bytes) {

@@ -2,7 +2,9 @@
 // command line. Include after `import hwaccel;` (it uses the module's types).
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string_view>
 
 #include "commands.hpp"
 
@@ -16,5 +18,10 @@ std::optional<DetectBuilder> make_builder(const DetectArgs& args);
 /// (none when neither does); false, after saying why, for a bad
 /// HWACCEL_LOG or --log-format.
 bool install_log_sink(DetectBuilder& builder, const LogArgs& args);
+
+/// The machine a command reads: the --fixture folder (taking the captured
+/// durations with --simulate-durations) or this one; nullptr after printing
+/// "hwaccel COMMAND: cannot replay fixture: why" (exit 1).
+std::unique_ptr<System> machine_system(std::string_view command, const DetectArgs& args);
 
 }  // namespace hwaccel::cli

@@ -58,20 +58,8 @@ bool write_textfile(const std::string& dir, const std::string& content, std::str
 int run_metrics(const MetricsArgs& args) {
   auto builder = make_builder(args.detect);
   if (!builder) return exit_usage;
-  if (!install_log_sink(*builder, args.detect.log)) return exit_usage;
-  std::unique_ptr<System> system;
-  if (!args.detect.fixture.empty()) {
-    FixtureOptions fixture_options;
-    fixture_options.simulate_durations = args.detect.simulate;
-    auto fixture = FixtureSystem::open(args.detect.fixture, fixture_options);
-    if (!fixture) {
-      std::cerr << "hwaccel metrics: cannot replay fixture: " << fixture.error().message << "\n";
-      return exit_failure;
-    }
-    system = std::move(*fixture);
-  } else {
-    system = make_live_system();
-  }
+  const std::unique_ptr<System> system = machine_system("metrics", args.detect);
+  if (!system) return exit_failure;
   const AcceleratorRegistry registry = builder->detect(*system);
   TelemetryOptions options;
   options.tool_timeout = std::chrono::milliseconds(args.detect.timeout_ms);

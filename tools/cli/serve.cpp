@@ -325,7 +325,6 @@ std::optional<std::string> read_credentials(const std::string& file) {
 int run_serve(const ServeArgs& args) {
   auto builder = make_builder(args.detect);
   if (!builder) return exit_usage;
-  if (!install_log_sink(*builder, args.detect.log)) return exit_usage;
   const auto endpoint = parse_listen(args.listen);
   if (!endpoint) {
     std::cerr << "hwaccel serve: --listen: '" << args.listen << "' is not HOST:PORT (127.0.0.1:9464, [::1]:9464)\n";
@@ -341,19 +340,8 @@ int run_serve(const ServeArgs& args) {
     if (!credentials) return exit_usage;
   }
 
-  std::unique_ptr<System> system;
-  if (!args.detect.fixture.empty()) {
-    FixtureOptions fixture_options;
-    fixture_options.simulate_durations = args.detect.simulate;
-    auto fixture = FixtureSystem::open(args.detect.fixture, fixture_options);
-    if (!fixture) {
-      std::cerr << "hwaccel serve: cannot replay fixture: " << fixture.error().message << "\n";
-      return exit_failure;
-    }
-    system = std::move(*fixture);
-  } else {
-    system = make_live_system();
-  }
+  const std::unique_ptr<System> system = machine_system("serve", args.detect);
+  if (!system) return exit_failure;
   CollectorOptions options;
   options.inventory_ttl = std::chrono::seconds(args.inventory_ttl_s);
   options.detect = builder->options();
