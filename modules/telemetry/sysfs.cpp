@@ -108,6 +108,15 @@ void read_hwmon(const FileReader& hwmon, DeviceTelemetry& t) {
   if (rpm && max_rpm && *max_rpm > 0) t.fan_speed_ratio = std::min(1.0, static_cast<double>(*rpm) / static_cast<double>(*max_rpm));
 }
 
+// The PCI function's current link ("16.0 GT/s PCIe", "16").
+void read_pcie_link(const FileReader& dev, DeviceTelemetry& t) {
+  if (const auto speed = dev.text("current_link_speed")) {
+    if (const auto n = text::parse_number_with_unit(*speed)) t.pcie_generation = pcie_generation(n->value);
+  }
+  if (const auto width = dev.integer("current_link_width", 64); width && *width > 0)
+    t.pcie_width = static_cast<std::uint32_t>(*width);
+}
+
 // ras/<block>_err_count: "ue: N\nce: M".
 void read_ras(const System& system, const FileReader& device, DeviceTelemetry& t) {
   const std::string dir = device.dir() + "/ras";
@@ -148,11 +157,7 @@ DeviceTelemetry read_amd(const DeviceProfile& device, const System& system, std:
   t.memory_used_bytes = dev.integer("mem_info_vram_used", max_bytes);
   if (t.memory_total_bytes && t.memory_used_bytes && *t.memory_used_bytes <= *t.memory_total_bytes)
     t.memory_free_bytes = *t.memory_total_bytes - *t.memory_used_bytes;
-  if (const auto speed = dev.text("current_link_speed")) {
-    if (const auto n = text::parse_number_with_unit(*speed)) t.pcie_generation = pcie_generation(n->value);
-  }
-  if (const auto width = dev.integer("current_link_width", 64); width && *width > 0)
-    t.pcie_width = static_cast<std::uint32_t>(*width);
+  read_pcie_link(dev, t);
 
   if (auto hwmons = system.list_dir(dev.dir() + "/hwmon"); hwmons && !hwmons->empty()) {
     const FileReader hwmon(system, text::cat(dev.dir(), "/hwmon/", hwmons->front().name), problems);
@@ -186,11 +191,7 @@ DeviceTelemetry read_intel(const DeviceProfile& device, const System& system, st
     }
   }
   if (const auto mhz = dev.integer("tile0/gt0/freq0/act_freq", 100'000)) t.clocks_mhz["graphics"] = static_cast<double>(*mhz);
-  if (const auto speed = dev.text("current_link_speed")) {
-    if (const auto n = text::parse_number_with_unit(*speed)) t.pcie_generation = pcie_generation(n->value);
-  }
-  if (const auto width = dev.integer("current_link_width", 64); width && *width > 0)
-    t.pcie_width = static_cast<std::uint32_t>(*width);
+  read_pcie_link(dev, t);
   return t;
 }
 

@@ -53,6 +53,16 @@ std::unique_ptr<System> machine_system(std::string_view command, const DetectArg
   return std::move(*fixture);
 }
 
+void add_machine_options(CLI::App& cmd, DetectArgs& args, const std::string& fixture_help) {
+  cmd.add_option("--fixture", args.fixture, fixture_help)->check(CLI::ExistingDirectory);
+  cmd.add_option("--backends", args.backends,
+                 "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
+  cmd.add_option("--timeout-ms", args.timeout_ms, "Deadline for each tool run, in milliseconds")
+      ->check(CLI::Range(1, 600'000));
+  cmd.add_flag("--simulate-durations", args.simulate,
+               "With --fixture: take as long as the captured tools took, and a hung one until its deadline");
+}
+
 namespace {
 
 std::string human_bytes(std::optional<std::uint64_t> bytes) {

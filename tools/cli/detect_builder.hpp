@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "commands.hpp"
@@ -23,5 +24,10 @@ bool install_log_sink(DetectBuilder& builder, const LogArgs& args);
 /// durations with --simulate-durations) or this one; nullptr after printing
 /// "hwaccel COMMAND: cannot replay fixture: why" (exit 1).
 std::unique_ptr<System> machine_system(std::string_view command, const DetectArgs& args);
+
+/// Registers what machine_system() and make_builder() read: --fixture
+/// (`fixture_help` says what is done with it), --backends, --timeout-ms and
+/// --simulate-durations.
+void add_machine_options(CLI::App& cmd, DetectArgs& args, const std::string& fixture_help);
 
 }  // namespace hwaccel::cli

@@ -106,14 +106,7 @@ Command add_metrics_command(CLI::App& app) {
       "  hwaccel metrics --fixture fixtures/machines/dgx-h100-8x-nvswitch\n"
       "\n" +
       std::string(common_help_footer));
-  cmd->add_option("--fixture", args->detect.fixture, "Read a captured machine (fixture folder) instead of this one")
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--backends", args->detect.backends,
-                  "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
-  cmd->add_option("--timeout-ms", args->detect.timeout_ms, "Deadline for each tool run, in milliseconds")
-      ->check(CLI::Range(1, 600'000));
-  cmd->add_flag("--simulate-durations", args->detect.simulate,
-                "With --fixture: take as long as the captured tools took, and a hung one until its deadline");
+  add_machine_options(*cmd, args->detect, "Read a captured machine (fixture folder) instead of this one");
   auto* openmetrics = cmd->add_flag("--openmetrics", args->openmetrics, "OpenMetrics 1.0 instead of the Prometheus text format 0.0.4");
   auto* textfile = cmd->add_option("--textfile", args->textfile_dir, "Write DIR/hwaccel.prom atomically instead of printing")
       ->check(CLI::ExistingDirectory);

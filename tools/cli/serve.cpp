@@ -427,14 +427,7 @@ Command add_serve_command(CLI::App& app) {
       std::string(common_help_footer));
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0: any free port, printed on stderr)")
       ->capture_default_str();
-  cmd->add_option("--fixture", args->detect.fixture, "Serve a captured machine (fixture folder) instead of this one")
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--backends", args->detect.backends,
-                  "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
-  cmd->add_option("--timeout-ms", args->detect.timeout_ms, "Deadline for each tool run, in milliseconds")
-      ->check(CLI::Range(1, 600'000));
-  cmd->add_flag("--simulate-durations", args->detect.simulate,
-                "With --fixture: take as long as the captured tools took, and a hung one until its deadline");
+  add_machine_options(*cmd, args->detect, "Serve a captured machine (fixture folder) instead of this one");
   cmd->add_option("--max-connections", args->max_connections, "Connections served at once")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
