@@ -125,6 +125,8 @@ void declare_families(Exposition& e) {
   e.family("hwaccel_device_temperature_celsius", "gauge", "Temperature by sensor (gpu, memory, edge, junction, mem).");
   e.family("hwaccel_device_power_watts", "gauge", "Power draw.");
   e.family("hwaccel_device_power_limit_watts", "gauge", "Enforced power cap.");
+  e.family("hwaccel_device_power_utilization_ratio", "gauge",
+           "Power draw as a share of the device's maximum (0-1), where the driver reports only that (AWS Neuron).");
   e.family("hwaccel_device_energy_joules_total", "counter", "Energy consumed since the driver loaded.");
   e.family("hwaccel_device_clock_hertz", "gauge", "Current clock by domain (graphics, sm, memory, video, fabric, soc).");
   e.family("hwaccel_device_fan_speed_ratio", "gauge", "Fan speed as a share of its maximum (0-1).");
@@ -189,6 +191,7 @@ std::string metrics_text(const AcceleratorRegistry& registry, const TelemetrySam
       e.sample("hwaccel_device_temperature_celsius", with(labels, "sensor", reading.sensor), reading.celsius);
     if (t->power_watts) e.sample("hwaccel_device_power_watts", labels, *t->power_watts);
     if (t->power_limit_watts) e.sample("hwaccel_device_power_limit_watts", labels, *t->power_limit_watts);
+    if (t->power_utilization) e.sample("hwaccel_device_power_utilization_ratio", labels, *t->power_utilization);
     if (t->energy_joules) e.sample("hwaccel_device_energy_joules_total", labels, *t->energy_joules);
     for (const auto& [clock, mhz] : t->clocks_mhz)
       e.sample("hwaccel_device_clock_hertz", with(labels, "clock", clock), mhz * 1e6);

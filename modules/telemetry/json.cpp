@@ -35,6 +35,7 @@ std::string to_json(const TelemetrySample& sample, bool pretty) {
       w.end_array();
     }
     w.field("power_watts", d.power_watts).field("power_limit_watts", d.power_limit_watts);
+    w.field("power_utilization", d.power_utilization);
     w.field("energy_joules", d.energy_joules);
     if (!d.clocks_mhz.empty()) {
       w.key("clocks_mhz").begin_object();

@@ -14,11 +14,6 @@ module;
 #include <vector>
 module hwaccel.telemetry;
 
-// Defined in sysfs.cpp with the other file readers.
-namespace hwaccel::telemetry_detail {
-DeviceTelemetry read_intel(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);
-}
-
 namespace hwaccel {
 namespace {
 
@@ -58,31 +53,70 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
   }
 }
 
-void sample_amd(const AcceleratorRegistry& registry, const System& system,
+std::vector<std::size_t> positions_of(const AcceleratorRegistry& registry, Backend backend) {
+  std::vector<std::size_t> positions;
+  const auto devices = registry.devices();
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (devices[i].backend == backend) positions.push_back(i);
+  return positions;
+}
+
+void take(telemetry_detail::ToolSourceRun run, std::string_view backend,
+          std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
+  add_problems(sample, backend, run.problems);
+  for (auto& w : run.warnings) sample.warnings.push_back(std::move(w));
+  if (run.failed) sample.failed_sources.emplace_back(backend);
+  for (auto& f : run.found) found.push_back(std::move(f));
+}
+
+bool has_values(const DeviceTelemetry& t) {
+  return t.utilization || t.memory_used_bytes || t.memory_total_bytes || !t.temperatures.empty() || t.power_watts ||
+         t.energy_joules || !t.clocks_mhz.empty();
+}
+
+// amdgpu's sysfs; rocm-smi for the GPUs where it gave nothing (sysfs hidden
+// from a container, or a driver that does not fill it).
+void sample_amd(const AcceleratorRegistry& registry, const System& system, const TelemetryOptions& options,
                 std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
   const auto devices = registry.devices();
   std::vector<std::string> problems;
-  for (std::size_t i = 0; i < devices.size(); ++i) {
+  std::vector<std::size_t> without_sysfs;
+  for (const std::size_t i : positions_of(registry, Backend::rocm)) {
     const DeviceProfile& d = devices[i];
-    if (d.backend != Backend::rocm || !d.pci_bus_id) continue;
-    found.emplace_back(i, telemetry_detail::read_amd(d, system, problems));
+    if (!d.pci_bus_id) continue;
+    DeviceTelemetry t = telemetry_detail::read_amd(d, system, problems);
+    if (has_values(t)) found.emplace_back(i, std::move(t));
+    else without_sysfs.push_back(i);
   }
   add_problems(sample, "rocm", problems);
+  if (!without_sysfs.empty() && system.find_tool("rocm-smi"))
+    take(telemetry_detail::read_rocm_smi(registry, without_sysfs, system, options), "rocm", found, sample);
 }
 
 void sample_intel(const AcceleratorRegistry& registry, const System& system,
                   std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
   const auto devices = registry.devices();
   std::vector<std::string> problems;
-  for (std::size_t i = 0; i < devices.size(); ++i) {
+  for (const std::size_t i : positions_of(registry, Backend::intel_oneapi)) {
     const DeviceProfile& d = devices[i];
-    if (d.backend != Backend::intel_oneapi || !d.pci_bus_id) continue;
+    if (!d.pci_bus_id) continue;
     DeviceTelemetry t = telemetry_detail::read_intel(d, system, problems);
     // An integrated GPU has no hwmon of its own: nothing to report, no empty entry.
     if (t.temperatures.empty() && !t.energy_joules && !t.power_limit_watts && t.clocks_mhz.empty()) continue;
     found.emplace_back(i, std::move(t));
   }
   add_problems(sample, "intel_oneapi", problems);
+}
+
+void sample_neuron(const AcceleratorRegistry& registry, const System& system,
+                   std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
+  const auto devices = registry.devices();
+  std::vector<std::string> problems;
+  for (const std::size_t i : positions_of(registry, Backend::aws_neuron)) {
+    DeviceTelemetry t = telemetry_detail::read_neuron(devices[i], system, problems);
+    if (t.memory_used_bytes || !t.ecc_errors.empty() || t.power_utilization) found.emplace_back(i, std::move(t));
+  }
+  add_problems(sample, "aws_neuron", problems);
 }
 
 }  // namespace
@@ -94,8 +128,13 @@ TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const Syst
   sample.taken_at = options.clock ? options.clock() : std::chrono::system_clock::now();
   std::vector<std::pair<std::size_t, DeviceTelemetry>> found;
   sample_nvidia(registry, system, options, found, sample);
-  sample_amd(registry, system, found, sample);
+  sample_amd(registry, system, options, found, sample);
   sample_intel(registry, system, found, sample);
+  sample_neuron(registry, system, found, sample);
+  if (const auto gaudi = positions_of(registry, Backend::gaudi); !gaudi.empty())
+    take(telemetry_detail::read_gaudi(registry, gaudi, system, options), "gaudi", found, sample);
+  if (const auto tpus = positions_of(registry, Backend::tpu); !tpus.empty())
+    take(telemetry_detail::read_tpu(registry, tpus, system, options), "tpu", found, sample);
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [index, telemetry] : found) sample.devices.push_back(std::move(telemetry));
   sample.host = telemetry_detail::read_host(system);
@@ -119,7 +158,10 @@ struct TelemetryCollector::State {
   ExporterCounters counters;
 
   State(const System& s, CollectorOptions o)
-      : system(s), options(std::move(o)), inventory(cache_options(s, options)) {}
+      : system(s), options(std::move(o)), inventory(cache_options(s, options)) {
+    // tpu-info and rocm-smi -a take seconds: scrapes share what they last printed.
+    if (!options.telemetry.slow_tools) options.telemetry.slow_tools = std::make_shared<SlowToolCache>();
+  }
 
   static CacheOptions cache_options(const System& system, const CollectorOptions& options) {
     CacheOptions c;

@@ -195,6 +195,57 @@ DeviceTelemetry read_intel(const DeviceProfile& device, const System& system, st
   return t;
 }
 
+// The Neuron driver's sysfs (Neuron sysfs user guide): a counter is a folder
+// whose `total` holds the value (for memory, what is in use now); a memory
+// counter may instead be a folder of categories, each such a counter.
+DeviceTelemetry read_neuron(const DeviceProfile& device, const System& system, std::vector<std::string>& problems) {
+  DeviceTelemetry t;
+  t.device_id = device.id;
+  t.source = "neuron sysfs";
+  const FileReader dev(system, text::cat("/sys/devices/virtual/neuron_device/neuron", device.index), problems);
+  constexpr std::uint64_t max_bytes = std::uint64_t{1} << 46;
+  const auto memory_counter = [&](const std::string& path) -> std::optional<std::uint64_t> {
+    if (const auto total = dev.integer(path + "/total", max_bytes)) return total;
+    const auto categories = system.list_dir(text::cat(dev.dir(), "/", path));
+    if (!categories) return std::nullopt;
+    std::optional<std::uint64_t> sum;
+    for (const auto& c : *categories)
+      if (c.type == FileType::directory)
+        if (const auto n = dev.integer(text::cat(path, "/", c.name, "/total"), max_bytes)) sum = sum.value_or(0) + *n;
+    return sum;
+  };
+  if (const auto entries = system.list_dir(dev.dir())) {
+    std::optional<std::uint64_t> in_use;
+    for (const auto& e : *entries) {
+      if (!e.name.starts_with("neuron_core") || e.name.size() > 24) continue;
+      if (const auto n = memory_counter(text::cat(e.name, "/stats/memory_usage/device_mem"))) in_use = in_use.value_or(0) + *n;
+    }
+    if (in_use && *in_use <= max_bytes) t.memory_used_bytes = in_use;
+  }
+  // Uncorrected ECC events since the driver loaded: a plain number or a counter folder.
+  for (const auto& [file, block] : {std::pair{"mem_ecc_uncorrected", "dram"},
+                                    std::pair{"mem_ecc_repairable_uncorrected", "dram_repairable"},
+                                    std::pair{"sram_ecc_uncorrected", "sram"}}) {
+    const std::string path = text::cat("stats/hardware/", file);
+    auto n = dev.integer(path + "/total", ~std::uint64_t{0} / 2);
+    if (!n && !system.list_dir(text::cat(dev.dir(), "/", path))) n = dev.integer(path, ~std::uint64_t{0} / 2);
+    if (n) t.ecc_errors.push_back({"uncorrected", "volatile", block, *n});
+  }
+  // "<status>,<timestamp>,<min>,<max>,<avg>": the last minute's power as a
+  // percentage of the device's maximum; only a valid sample counts.
+  if (const auto line = dev.text("stats/power/utilization")) {
+    const auto fields = text::split_trimmed(*line, ',');
+    if (fields.size() == 5 && fields[0] == "POWER_STATUS_VALID") {
+      if (const auto avg = text::parse_double(fields[4]); avg && *avg >= 0 && *avg <= 100) t.power_utilization = *avg / 100;
+      else dev.note(text::cat(dev.dir(), "/stats/power/utilization: average '", text::excerpt(fields[4], 20), "' is not 0..100"));
+    } else if (fields.empty() || !fields[0].starts_with("POWER_STATUS_")) {
+      dev.note(text::cat(dev.dir(), "/stats/power/utilization: '", text::excerpt(*line, 60),
+                         "' is not status,timestamp,min,max,avg"));
+    }
+  }
+  return t;
+}
+
 HostTelemetry read_host(const System& system) {
   HostTelemetry h;
   if (auto load = system.read_file("/proc/loadavg", small_file)) {

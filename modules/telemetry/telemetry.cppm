@@ -13,6 +13,7 @@ module;
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 export module hwaccel.telemetry;
 export import hwaccel.hardware;
@@ -46,6 +47,9 @@ struct DeviceTelemetry {
   std::vector<TemperatureReading> temperatures;
   std::optional<double> power_watts;        ///< current draw (averaged where the driver averages)
   std::optional<double> power_limit_watts;  ///< the enforced cap
+  /// Draw as a share (0..1) of the device's maximum power, where the driver
+  /// reports only that (the Neuron driver's per-minute average).
+  std::optional<double> power_utilization;
   std::optional<double> energy_joules;      ///< consumed since the driver loaded (a counter)
 
   std::map<std::string, double> clocks_mhz;  ///< "graphics", "sm", "memory", "video", "fabric", "soc"
@@ -103,13 +107,43 @@ struct TelemetrySample {
   friend bool operator==(const TelemetrySample&, const TelemetrySample&) = default;
 };
 
+/// Keeps what slow tools printed across samples, so that a scrape does not
+/// run them every time: tpu-info connects to the TPU runtime and takes a
+/// second or more. A kept result (failures included) is reused until it is
+/// max_age old. Thread-safe.
+class SlowToolCache {
+ public:
+  explicit SlowToolCache(std::chrono::milliseconds max_age = std::chrono::seconds(30)) : max_age_(max_age) {}
+  /// The kept result of this command line when it is young enough, else
+  /// runs it through `system` and keeps what it gave.
+  Result<ToolResult> run(const System& system, const ToolRequest& request);
+  std::chrono::milliseconds max_age() const noexcept { return max_age_; }
+
+ private:
+  struct Kept {
+    std::chrono::steady_clock::time_point at;
+    Result<ToolResult> result;
+  };
+  std::chrono::milliseconds max_age_;
+  std::mutex mutex_;
+  std::map<std::vector<std::string>, Kept> kept_;
+};
+
 struct TelemetryOptions {
-  /// The deadline of each tool run (nvidia-smi); the whole sample stays
-  /// within about this time, since the backends' reads run one after another
-  /// and only NVIDIA runs a tool.
+  /// The deadline of each tool run (nvidia-smi, hl-smi, tpu-info; rocm-smi
+  /// where amdgpu's sysfs has no values). Backends are read one after
+  /// another, so a sample takes at most about this long per backend that
+  /// runs a tool.
   std::chrono::milliseconds tool_timeout{2000};
+  /// The deadline of slow tools (tpu-info, rocm-smi -a) when longer than
+  /// tool_timeout: tpu-info needs two seconds or more to reach the runtime.
+  /// With slow_tools set they run at most once per its max_age.
+  std::chrono::milliseconds slow_tool_timeout{5000};
   /// The clock the sample's time comes from (system_clock::now when empty).
   std::function<std::chrono::system_clock::time_point()> clock;
+  /// Where slow tools' output is kept between samples (the collector keeps
+  /// one); without it they run on every sample.
+  std::shared_ptr<SlowToolCache> slow_tools;
 };
 
 /// Reads the telemetry of the registry's devices through `system` (the
@@ -216,6 +250,34 @@ NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeo
 
 /// amdgpu's sysfs and hwmon files of one device (by its PCI address).
 DeviceTelemetry read_amd(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);
+
+/// xe/i915 hwmon and GT frequency of one device (by its PCI address).
+DeviceTelemetry read_intel(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);
+
+/// The Neuron driver's sysfs counters of one device (by its index).
+DeviceTelemetry read_neuron(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);
+
+/// One tool-backed source's result: telemetry by registry position, what
+/// could not be read, and whether the source failed outright.
+struct ToolSourceRun {
+  std::vector<std::pair<std::size_t, DeviceTelemetry>> found;
+  std::vector<std::string> problems;
+  std::vector<Warning> warnings;
+  bool failed = false;
+};
+
+/// hl-smi's CSV query (with ECC counters), else the detector's query, else
+/// the default table, for the registry's Gaudi devices at `positions`.
+ToolSourceRun read_gaudi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                         const System& system, const TelemetryOptions& options);
+
+/// tpu-info's usage table (through options.slow_tools when set).
+ToolSourceRun read_tpu(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                       const System& system, const TelemetryOptions& options);
+
+/// `rocm-smi -a --json` for AMD GPUs whose sysfs gave no value at all.
+ToolSourceRun read_rocm_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                            const System& system, const TelemetryOptions& options);
 
 /// /proc/loadavg and /proc/meminfo.
 HostTelemetry read_host(const System& system);

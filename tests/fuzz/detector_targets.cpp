@@ -146,6 +146,9 @@ void telemetry_machine(std::string_view, std::string_view input, Findings& findi
   for (const auto& d : sample.devices) {
     findings.check(registry.find(d.device_id) != nullptr, "telemetry for a device the registry does not have");
     if (d.utilization) findings.check(*d.utilization >= 0 && *d.utilization <= 1, "utilization outside 0..1");
+    if (d.power_utilization)
+      findings.check(*d.power_utilization >= 0 && *d.power_utilization <= 1, "power utilization outside 0..1");
+    if (d.fan_speed_ratio) findings.check(*d.fan_speed_ratio >= 0 && *d.fan_speed_ratio <= 1, "fan outside 0..1");
   }
   for (const auto format : {MetricsFormat::prometheus_text, MetricsFormat::openmetrics}) {
     const std::string text = metrics_text(registry, sample, {}, format);

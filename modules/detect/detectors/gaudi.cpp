@@ -145,6 +145,18 @@ Result<HlSmiReport> parse_hl_smi_csv(std::string_view csv) {
     d.temperature_c = quantity(cell("temperature.aip").first, "C");
     d.power_watts = quantity(cell("power.draw").first, "W");
     d.utilization_percent = quantity(cell("utilization.aip").first, "%");
+    for (auto [field, slot] : std::array<std::pair<std::string_view, std::optional<std::uint64_t>*>, 4>{
+             {{"ecc.errors.corrected.volatile.total", &d.ecc_corrected_volatile},
+              {"ecc.errors.uncorrected.volatile.total", &d.ecc_uncorrected_volatile},
+              {"ecc.errors.corrected.aggregate.total", &d.ecc_corrected_aggregate},
+              {"ecc.errors.uncorrected.aggregate.total", &d.ecc_uncorrected_aggregate}}}) {
+      const std::string_view value = cell(field).first;
+      if (not_available(value)) continue;
+      *slot = text::parse_u64(text::trim(value));
+      if (!*slot)
+        report.problems.push_back(
+            text::cat("hl-smi CSV row ", row, ": ", field, " '", text::excerpt(value, 30), "' is not a count"));
+    }
     report.devices.push_back(std::move(d));
   }
   return report;

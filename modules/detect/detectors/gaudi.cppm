@@ -30,6 +30,12 @@ struct HlSmiDevice {
   std::optional<double> power_watts;
   std::optional<double> power_limit_watts;
   std::optional<double> utilization_percent;
+  /// ecc.errors.{corrected,uncorrected}.{volatile,aggregate}.total, where the
+  /// query asked for them (telemetry does; detection does not).
+  std::optional<std::uint64_t> ecc_corrected_volatile;
+  std::optional<std::uint64_t> ecc_uncorrected_volatile;
+  std::optional<std::uint64_t> ecc_corrected_aggregate;
+  std::optional<std::uint64_t> ecc_uncorrected_aggregate;
 };
 
 /// What one hl-smi run said.
