@@ -93,19 +93,42 @@ void sample_amd(const AcceleratorRegistry& registry, const System& system, const
     take(telemetry_detail::read_rocm_smi(registry, without_sysfs, system, options), "rocm", found, sample);
 }
 
-void sample_intel(const AcceleratorRegistry& registry, const System& system,
+// Intel: the xe/i915 hwmon, and xpu-smi's table (when installed) for the busy
+// ratio, memory in use and instantaneous power that the hwmon does not have.
+void sample_intel(const AcceleratorRegistry& registry, const System& system, const TelemetryOptions& options,
                   std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
   const auto devices = registry.devices();
   std::vector<std::string> problems;
+  std::vector<std::pair<std::size_t, DeviceTelemetry>> read;
+  std::vector<std::size_t> positions;
   for (const std::size_t i : positions_of(registry, Backend::intel_oneapi)) {
     const DeviceProfile& d = devices[i];
     if (!d.pci_bus_id) continue;
-    DeviceTelemetry t = telemetry_detail::read_intel(d, system, problems);
-    // An integrated GPU has no hwmon of its own: nothing to report, no empty entry.
-    if (t.temperatures.empty() && !t.energy_joules && !t.power_limit_watts && t.clocks_mhz.empty()) continue;
-    found.emplace_back(i, std::move(t));
+    positions.push_back(i);
+    read.emplace_back(i, telemetry_detail::read_intel(d, system, problems));
   }
   add_problems(sample, "intel_oneapi", problems);
+  if (!positions.empty() && system.find_tool("xpu-smi")) {
+    auto run = telemetry_detail::read_xpu_smi(registry, positions, system, options);
+    for (auto& [i, tool] : run.found) {
+      auto& hwmon = std::find_if(read.begin(), read.end(), [&](const auto& r) { return r.first == i; })->second;
+      const bool had_hwmon = has_values(hwmon);
+      // The driver's own files win where both have a value.
+      if (!hwmon.utilization) hwmon.utilization = tool.utilization;
+      if (!hwmon.memory_total_bytes) hwmon.memory_total_bytes = tool.memory_total_bytes;
+      if (!hwmon.memory_used_bytes) hwmon.memory_used_bytes = tool.memory_used_bytes;
+      if (!hwmon.memory_free_bytes) hwmon.memory_free_bytes = tool.memory_free_bytes;
+      if (!hwmon.power_watts) hwmon.power_watts = tool.power_watts;
+      if (!hwmon.power_limit_watts) hwmon.power_limit_watts = tool.power_limit_watts;
+      for (auto& reading : tool.temperatures) hwmon.temperatures.push_back(std::move(reading));
+      hwmon.source = had_hwmon ? text::cat(hwmon.source, " + xpu-smi") : std::string("xpu-smi");
+    }
+    run.found.clear();
+    take(std::move(run), "intel_oneapi", found, sample);
+  }
+  // An integrated GPU has no hwmon of its own: with nothing from xpu-smi either, no empty entry.
+  for (auto& [i, t] : read)
+    if (has_values(t) || t.power_limit_watts) found.emplace_back(i, std::move(t));
 }
 
 void sample_neuron(const AcceleratorRegistry& registry, const System& system,
@@ -129,7 +152,7 @@ TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const Syst
   std::vector<std::pair<std::size_t, DeviceTelemetry>> found;
   sample_nvidia(registry, system, options, found, sample);
   sample_amd(registry, system, options, found, sample);
-  sample_intel(registry, system, found, sample);
+  sample_intel(registry, system, options, found, sample);
   sample_neuron(registry, system, found, sample);
   if (const auto gaudi = positions_of(registry, Backend::gaudi); !gaudi.empty())
     take(telemetry_detail::read_gaudi(registry, gaudi, system, options), "gaudi", found, sample);

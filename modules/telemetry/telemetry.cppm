@@ -275,6 +275,11 @@ ToolSourceRun read_gaudi(const AcceleratorRegistry& registry, const std::vector<
 ToolSourceRun read_tpu(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
                        const System& system, const TelemetryOptions& options);
 
+/// The bare `xpu-smi` table for Intel GPUs: busy ratio, memory in use,
+/// temperature, power draw and cap, which the xe/i915 hwmon lacks in part.
+ToolSourceRun read_xpu_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                           const System& system, const TelemetryOptions& options);
+
 /// `rocm-smi -a --json` for AMD GPUs whose sysfs gave no value at all.
 ToolSourceRun read_rocm_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
                             const System& system, const TelemetryOptions& options);

@@ -1,6 +1,6 @@
 // Telemetry from vendor tools other than nvidia-smi: hl-smi for Gaudi,
-// tpu-info for TPUs (slow: kept between samples), and rocm-smi where amdgpu's
-// sysfs gave nothing. Each reuses the detector's parser of the same output.
+// tpu-info for TPUs (slow: kept between samples), xpu-smi for what Intel's
+// hwmon lacks, and rocm-smi where amdgpu's sysfs gave nothing. Each reuses the detector's parser of the same output.
 module;
 #include <algorithm>
 #include <array>
@@ -274,6 +274,58 @@ ToolSourceRun read_tpu(const AcceleratorRegistry& registry, const std::vector<st
     if (t.memory_total_bytes && t.memory_used_bytes && *t.memory_used_bytes <= *t.memory_total_bytes)
       t.memory_free_bytes = *t.memory_total_bytes - *t.memory_used_bytes;
     run.found.emplace_back(*position, std::move(t));
+  }
+  return run;
+}
+
+ToolSourceRun read_xpu_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                           const System& system, const TelemetryOptions& options) {
+  ToolSourceRun run;
+  ToolRequest request;
+  request.argv = {"xpu-smi"};
+  request.timeout = options.tool_timeout;
+  request.max_output_bytes = tool_output_cap;
+  auto result = succeeded(system.run(request), "xpu-smi");
+  if (!result) {
+    fail_source(run, "intel_oneapi", result.error());
+    return run;
+  }
+  const auto table = parsers::parse_xpu_smi_table(result->out);
+  if (!table) {
+    fail_source(run, "intel_oneapi", table.error());
+    return run;
+  }
+  const auto devices = registry.devices();
+  for (const std::size_t i : positions) {
+    const DeviceProfile& d = devices[i];
+    const auto row = std::find_if(table->begin(), table->end(), [&](const parsers::XpuSmiDevice& x) {
+      const auto bdf = x.get("PCI BDF Address");
+      return bdf && d.pci_bus_id && canonical_bus_id(*bdf) == *d.pci_bus_id;
+    });
+    if (row == table->end()) continue;  // xpu-smi leaves out what Level Zero cannot open
+    DeviceTelemetry t;
+    t.device_id = d.id;
+    t.source = "xpu-smi";
+    const auto number = [&](std::string_view key, std::string_view unit, double lo, double hi) -> std::optional<double> {
+      const auto v = row->get(key);
+      if (!v) return std::nullopt;
+      const auto n = text::parse_number_with_unit(*v);
+      if (n && text::iequals(n->unit, unit) && n->value >= lo && n->value <= hi) return n->value;
+      if (run.problems.size() < 16)
+        run.problems.push_back(text::cat("xpu-smi device ", row->device_id, ": ", key, " '", text::excerpt(*v, 30),
+                                         "' is not ", lo, "..", hi, " ", unit));
+      return std::nullopt;
+    };
+    if (const auto busy = number("GPU Utilization", "%", 0, 100)) t.utilization = *busy / 100;
+    constexpr double max_mib = 64.0 * 1024 * 1024;
+    if (const auto used = number("GPU Memory Used", "MiB", 0, max_mib)) t.memory_used_bytes = static_cast<std::uint64_t>(*used) << 20;
+    if (const auto total = number("Memory Physical Size", "MiB", 0, max_mib)) t.memory_total_bytes = static_cast<std::uint64_t>(*total) << 20;
+    if (t.memory_total_bytes && t.memory_used_bytes && *t.memory_used_bytes <= *t.memory_total_bytes)
+      t.memory_free_bytes = *t.memory_total_bytes - *t.memory_used_bytes;
+    if (const auto c = number("GPU Temperature", "C", -50, 200)) t.temperatures.push_back({"gpu", *c});
+    t.power_watts = number("GPU Power", "W", 0, 100'000);
+    t.power_limit_watts = number("GPU Power Cap", "W", 0, 100'000);
+    run.found.emplace_back(i, std::move(t));
   }
   return run;
 }

@@ -2,6 +2,8 @@
 // -q, -L, topo -m, nvlink -s) and the driver's /proc files, vulkaninfo,
 // tpu-info, qaic-util, system_profiler, the device-tree compatible string,
 // hl-smi, neuron-ls, xpu-smi and gc-info.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -206,7 +208,13 @@ void xpu_smi(std::string_view, std::string_view input, Findings& findings) {
   (void)parsers::is_placeholder_gpu_name(input);
   if (const auto devices = parsers::parse_xpu_smi_table(input)) {
     findings.check(!devices->empty(), "xpu-smi table: success without a device row");
-    for (const auto& d : *devices) findings.check(d.fields.size() <= 3, "xpu-smi table: a key the table does not show");
+    static constexpr std::array<std::string_view, 8> shown = {
+        "Device Name",     "PCI BDF Address", "Memory Physical Size", "GPU Memory Used",
+        "GPU Utilization", "GPU Temperature", "GPU Power",            "GPU Power Cap"};
+    for (const auto& d : *devices)
+      for (const auto& [key, value] : d.fields)
+        findings.check(std::find(shown.begin(), shown.end(), key) != shown.end() && !value.empty(),
+                       "xpu-smi table: a key the table does not show, or an empty value");
   }
 }
 

@@ -1,7 +1,7 @@
 // Telemetry of the backends other than NVIDIA, AMD sysfs and Intel: Gaudi
 // through hl-smi (its three views), TPUs through tpu-info (kept between
-// samples), AWS Neuron through the driver's sysfs counters, and AMD through
-// rocm-smi where sysfs gives nothing.
+// samples), AWS Neuron through the driver's sysfs counters, Intel through
+// xpu-smi's table, and AMD through rocm-smi where sysfs gives nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -301,6 +301,66 @@ TEST(NeuronTelemetry, BadCountersAreProblemsNotValues) {
   const auto none = sample_telemetry(registry, *idle);
   EXPECT_TRUE(none.devices.empty());
   EXPECT_TRUE(none.warnings.empty());
+}
+
+// --- Intel through xpu-smi ------------------------------------------------------------
+
+TEST(XpuSmiTelemetry, AddsWhatTheHwmonLacks) {
+  const auto desktop = machine("raptor-lake-igpu-arc-b580-xpu-smi");
+  const auto registry = DetectBuilder{}.detect(*desktop);
+  const auto sample = sample_telemetry(registry, *desktop);
+  EXPECT_TRUE(sample.failed_sources.empty());
+  ASSERT_EQ(sample.devices.size(), 1u);  // the UHD 770 has no hwmon and is not in xpu-smi's table
+  const DeviceTelemetry& t = sample.devices[0];
+  EXPECT_EQ(t.source, "xpu-smi");
+  EXPECT_DOUBLE_EQ(*t.utilization, 0.93);
+  EXPECT_EQ(*t.memory_used_bytes, 9472ull << 20);
+  EXPECT_EQ(*t.memory_total_bytes, 12216ull << 20);
+  EXPECT_DOUBLE_EQ(*t.power_watts, 148);
+  EXPECT_DOUBLE_EQ(*t.power_limit_watts, 190);
+  EXPECT_EQ(temperature(t, "gpu"), 61.0);
+}
+
+// The real Arc B580 table of Intel's xpumanager README, with the card's real
+// hwmon from another capture: the hwmon's values stay, xpu-smi adds the rest.
+TEST(XpuSmiTelemetry, MergesTheRealTableWithTheRealHwmon) {
+  const auto table = support::shared_capture("intel/xpumanager-readme-arc-b580/xpu-smi.txt");
+  const auto device_dir = support::shared_capture("intel/lact-b580-sysfs/card1/device");
+  if (table.empty() || device_dir.empty()) GTEST_SKIP() << "shared captures of the Arc B580 not available";
+  FixtureBuilder f;
+  f.command({"xpu-smi"}, support::read_file(table));
+  f.tree(device_dir, "/sys/bus/pci/devices/0000:03:00.0");
+  const auto system = open(f);
+  AcceleratorRegistry registry;
+  DeviceProfile gpu = device(Backend::intel_oneapi, "intel_oneapi:0", "0000:03:00.0");
+  gpu.family = Family::gpu;
+  ASSERT_TRUE(registry.add_device(gpu));
+  const auto sample = sample_telemetry(registry, *system);
+  ASSERT_EQ(sample.devices.size(), 1u);
+  const DeviceTelemetry& t = sample.devices[0];
+  EXPECT_EQ(t.source, "xe/i915 hwmon + xpu-smi");
+  EXPECT_DOUBLE_EQ(*t.utilization, 0);
+  EXPECT_EQ(*t.memory_used_bytes, 239ull << 20);
+  EXPECT_DOUBLE_EQ(*t.power_watts, 66);         // xpu-smi: the hwmon has no instantaneous power
+  EXPECT_DOUBLE_EQ(*t.power_limit_watts, 190);  // the hwmon's power1_cap wins over the table's 380 W
+  EXPECT_EQ(temperature(t, "gpu"), 25.0);
+  EXPECT_TRUE(t.energy_joules);
+}
+
+TEST(XpuSmiTelemetry, AFailingXpuSmiKeepsTheHwmonValues) {
+  const auto device_dir = support::shared_capture("intel/lact-b580-sysfs/card1/device");
+  if (device_dir.empty()) GTEST_SKIP() << "shared capture intel/lact-b580-sysfs not available";
+  FixtureBuilder f;
+  f.command({"xpu-smi"}, "", 1, "Level Zero initialization failed\n");
+  f.tree(device_dir, "/sys/bus/pci/devices/0000:03:00.0");
+  const auto system = open(f);
+  AcceleratorRegistry registry;
+  ASSERT_TRUE(registry.add_device(device(Backend::intel_oneapi, "intel_oneapi:0", "0000:03:00.0")));
+  const auto sample = sample_telemetry(registry, *system);
+  ASSERT_EQ(sample.devices.size(), 1u);
+  EXPECT_EQ(sample.devices[0].source, "xe/i915 hwmon");
+  EXPECT_TRUE(sample.devices[0].energy_joules);
+  EXPECT_EQ(sample.failed_sources, std::vector<std::string>{"intel_oneapi"});
 }
 
 // --- AMD through rocm-smi ---------------------------------------------------------------

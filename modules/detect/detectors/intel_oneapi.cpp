@@ -87,16 +87,32 @@ Result<std::vector<XpuSmiDevice>> parse_xpu_smi_table(std::string_view text) {
     if (!header) continue;
     if (expect_memory_row) {
       expect_memory_row = false;
+      auto& fields = devices.back().fields;
+      const auto keep = [&](std::string_view key, std::string_view value) {
+        if (!value.empty() && value != "N/A") fields.insert_or_assign(std::string(key), std::string(value));
+      };
+      // "N/A    25C  66W / 380W": fan, temperature, power draw / cap.
+      const auto sensors = text::words(cells[0]);
+      if (sensors.size() >= 2) keep("GPU Temperature", sensors[1]);
+      if (sensors.size() >= 5 && sensors[3] == "/") {
+        keep("GPU Power", sensors[2]);
+        keep("GPU Power Cap", sensors[4]);
+      }
       if (cells.size() >= 2) {
-        // "239MiB / 12216MiB": the total is after the slash.
+        // "239MiB / 12216MiB": in use, then the total.
         const std::string_view usage = cells[1];
         const auto slash = usage.find('/');
         if (slash != std::string_view::npos) {
           const std::string_view total = text::trim(usage.substr(slash + 1));
           if (const auto bytes = text::parse_memory_size(total); bytes && *bytes > 0)
-            devices.back().fields.insert_or_assign("Memory Physical Size", text::cat(*bytes >> 20, " MiB"));
+            fields.insert_or_assign("Memory Physical Size", text::cat(*bytes >> 20, " MiB"));
+          if (const auto used = text::parse_memory_size(text::trim(usage.substr(0, slash))))
+            fields.insert_or_assign("GPU Memory Used", text::cat(*used >> 20, " MiB"));
         }
       }
+      // "0%        Default": utilization, then the compute mode.
+      if (cells.size() >= 3)
+        if (const auto util = text::words(cells[2]); !util.empty()) keep("GPU Utilization", util[0]);
       continue;
     }
     std::string_view first = cells[0];

@@ -36,8 +36,10 @@ Result<std::vector<XpuSmiDevice>> parse_xpu_smi_discovery(std::string_view text)
 /// Parses the table bare `xpu-smi` prints (the nvidia-smi-like box): per
 /// device, its id and the discovery keys the table also shows: "Device Name"
 /// (as the table prints it, possibly cut), "PCI BDF Address" and "Memory
-/// Physical Size" ("12216 MiB", from the Memory-Usage cell). parse_error when
-/// there is no device row under a "GPU  Name" header.
+/// Physical Size" ("12216 MiB", from the Memory-Usage cell); and what the
+/// device is doing, as printed: "GPU Memory Used" ("239 MiB"), "GPU
+/// Utilization" ("0%"), "GPU Temperature" ("25C"), "GPU Power" and "GPU Power
+/// Cap" ("66W"). parse_error when there is no device row under a "GPU  Name" header.
 Result<std::vector<XpuSmiDevice>> parse_xpu_smi_table(std::string_view text);
 
 /// Product and architecture of an Intel discrete GPU from its PCI device id
