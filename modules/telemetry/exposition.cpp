@@ -134,6 +134,8 @@ void declare_families(Exposition& e) {
   e.family("hwaccel_device_pcie_link_width", "gauge", "Current PCIe link width (lanes).");
   e.family("hwaccel_device_ecc_errors_total", "counter",
            "ECC errors by type (corrected, uncorrected), scope (volatile: since the driver loaded; aggregate: lifetime) and block.");
+  e.family("hwaccel_device_link_errors_total", "counter",
+           "Interconnect link errors since the driver loaded, by link kind (nvlink), link number and type (replay, recovery, crc).");
   e.family("hwaccel_device_retired_pages_total", "counter", "Memory pages retired, by cause (single_bit, double_bit).");
   e.family("hwaccel_device_remapped_rows_total", "counter", "Memory rows remapped, by type (correctable, uncorrectable).");
   e.family("hwaccel_device_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset.");
@@ -201,6 +203,9 @@ std::string metrics_text(const AcceleratorRegistry& registry, const TelemetrySam
     for (const auto& ecc : t->ecc_errors)
       e.sample("hwaccel_device_ecc_errors_total",
                with(with(with(labels, "type", ecc.type), "scope", ecc.scope), "block", ecc.block), ecc.count);
+    for (const auto& link : t->link_errors)
+      e.sample("hwaccel_device_link_errors_total",
+               with(with(with(labels, "link_kind", "nvlink"), "link", text::cat(link.link)), "type", link.type), link.count);
     if (t->retired_pages_single_bit)
       e.sample("hwaccel_device_retired_pages_total", with(labels, "cause", "single_bit"), *t->retired_pages_single_bit);
     if (t->retired_pages_double_bit)

@@ -50,6 +50,12 @@ std::string to_json(const TelemetrySample& sample, bool pretty) {
         w.begin_object().field("type", e.type).field("scope", e.scope).field("block", e.block).field("count", e.count).end_object();
       w.end_array();
     }
+    if (!d.link_errors.empty()) {
+      w.key("link_errors").begin_array();
+      for (const auto& e : d.link_errors)
+        w.begin_object().field("link", e.link).field("type", e.type).field("count", e.count).end_object();
+      w.end_array();
+    }
     w.field("retired_pages_single_bit", d.retired_pages_single_bit).field("retired_pages_double_bit", d.retired_pages_double_bit);
     w.field("remapped_rows_correctable", d.remapped_rows_correctable);
     w.field("remapped_rows_uncorrectable", d.remapped_rows_uncorrectable);

@@ -1,9 +1,11 @@
 // NVIDIA telemetry: one `nvidia-smi --query-gpu` call for every GPU, within
 // one deadline. Fields an older driver rejects are dropped (clock-event
 // reasons fall back to their pre-R535 name, clocks_throttle_reasons) and the
-// query is asked again, at most a few times.
+// query is asked again, at most a few times. On GPUs with NVLink links,
+// `nvidia-smi nvlink -e` adds the links' error counters.
 module;
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <tuple>
 #include <cstdint>
@@ -261,7 +263,92 @@ Result<std::vector<NvidiaTelemetryRow>> parse_nvidia_telemetry(std::string_view 
   return rows;
 }
 
+Result<std::vector<NvlinkErrorBlock>> parse_nvlink_errors(std::string_view text, std::vector<std::string>* problems) {
+  std::vector<NvlinkErrorBlock> blocks;
+  const auto problem = [&](std::string message) {
+    if (problems && problems->size() < max_problems) problems->push_back(std::move(message));
+  };
+  std::size_t line_no = 0;
+  bool any_line = false;
+  for (std::string_view line : text::lines(text)) {
+    ++line_no;
+    line = text::trim(line);
+    if (line.empty()) continue;
+    any_line = true;
+    if (line.starts_with("GPU ")) {
+      // "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)"
+      std::string_view rest = line.substr(4);
+      const auto colon = rest.find(':');
+      const auto index = colon == std::string_view::npos ? std::nullopt : text::parse_u64(rest.substr(0, colon));
+      if (!index || *index > 4096) {
+        problem(text::cat("nvlink -e line ", line_no, ": '", text::excerpt(line, 60), "' is not a GPU header"));
+        continue;
+      }
+      if (blocks.size() == max_rows) return fail(ErrorKind::parse_error, "nvlink -e: more GPUs than any machine has");
+      NvlinkErrorBlock block;
+      block.gpu_index = static_cast<std::uint32_t>(*index);
+      if (const auto at = rest.find("(UUID: "); at != std::string_view::npos) {
+        std::string_view uuid = rest.substr(at + 7);
+        if (const auto close = uuid.find(')'); close != std::string_view::npos) block.uuid = std::string(text::trim(uuid.substr(0, close)));
+      }
+      blocks.push_back(std::move(block));
+      continue;
+    }
+    // "Link 3: CRC Flit Errors: 5"
+    const auto bad = [&] { problem(text::cat("nvlink -e line ", line_no, ": '", text::excerpt(line, 60), "' is not a link counter")); };
+    if (!line.starts_with("Link ") || blocks.empty()) {
+      bad();
+      continue;
+    }
+    std::string_view rest = line.substr(5);
+    const auto first = rest.find(':');
+    const auto second = first == std::string_view::npos ? first : rest.find(':', first + 1);
+    if (second == std::string_view::npos) {
+      bad();
+      continue;
+    }
+    const auto link = text::parse_u64(text::trim(rest.substr(0, first)));
+    std::string_view name = text::trim(rest.substr(first + 1, second - first - 1));
+    const auto count = text::parse_u64(text::trim(rest.substr(second + 1)));
+    if (!link || *link > 1024 || !count || !name.ends_with(" Errors")) {
+      bad();
+      continue;
+    }
+    name.remove_suffix(7);
+    std::string type;
+    for (const char c : text::trim(name)) type += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (type.empty() || type.size() > 32) {
+      bad();
+      continue;
+    }
+    auto& counts = blocks.back().counts;
+    if (counts.size() < 4096) counts.push_back({static_cast<std::uint32_t>(*link), std::move(type), *count});
+  }
+  if (any_line && blocks.empty()) return fail(ErrorKind::parse_error, "nvlink -e: no 'GPU N:' header");
+  return blocks;
+}
+
 namespace telemetry_detail {
+
+Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,
+                                                        std::vector<std::string>& problems) {
+  ToolRequest request;
+  request.argv = {"nvidia-smi", "nvlink", "-e"};
+  request.timeout = timeout;
+  request.max_output_bytes = std::size_t{4} << 20;
+  auto result = system.run(request);
+  if (!result) {
+    if (result.error().kind == ErrorKind::not_captured) return std::vector<NvlinkErrorBlock>{};
+    return fail(result.error());
+  }
+  if (!result->succeeded()) {
+    std::string_view said = text::trim(result->err);
+    if (said.empty()) said = text::trim(result->out);
+    return fail(ErrorKind::tool_failed, text::cat("nvidia-smi nvlink -e exited with code ", result->exit_code,
+                                                  said.empty() ? "" : ": ", text::excerpt(text::next_line(said), 200)));
+  }
+  return parse_nvlink_errors(result->out, &problems);
+}
 
 NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeout) {
   NvidiaRun run;

@@ -35,6 +35,17 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
     sample.failed_sources.emplace_back("cuda");
     return;
   }
+  // NVLink error counters, only where the inventory has NVLink links (PCIe-only GPUs print nothing).
+  std::vector<NvlinkErrorBlock> nvlink;
+  const auto links = registry.links();
+  if (std::any_of(links.begin(), links.end(), [](const DeviceLink& l) { return l.kind == LinkKind::nvlink; })) {
+    std::vector<std::string> problems;
+    auto blocks = telemetry_detail::run_nvlink_errors(system, options.tool_timeout, problems);
+    add_problems(sample, "cuda", problems);
+    // The query already gave the GPUs' values: a failing nvlink -e is a warning, not a failed source.
+    if (blocks) nvlink = std::move(*blocks);
+    else sample.warnings.push_back(Warning{"cuda", warning_kind_for(blocks.error().kind), blocks.error().message});
+  }
   for (const std::size_t i : gpus) {
     const DeviceProfile& d = devices[i];
     const auto row = std::find_if(run.rows.begin(), run.rows.end(), [&](const NvidiaTelemetryRow& r) {
@@ -49,6 +60,11 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
     }
     DeviceTelemetry t = row->telemetry;
     t.device_id = d.id;
+    // By UUID; a header without one (some drivers) by nvidia-smi's index.
+    const auto block = std::find_if(nvlink.begin(), nvlink.end(), [&](const NvlinkErrorBlock& b) {
+      return b.uuid.empty() ? b.gpu_index == d.index : (d.uuid && b.uuid == *d.uuid);
+    });
+    if (block != nvlink.end()) t.link_errors = block->counts;
     found.emplace_back(i, std::move(t));
   }
 }

@@ -76,6 +76,17 @@ struct DeviceTelemetry {
   std::optional<bool> remapped_rows_pending;
   std::optional<bool> remapped_rows_failure;
 
+  /// Error counters of the device's NVLink links, by link number and type
+  /// ("replay", "recovery", "crc", and where a driver splits CRC errors,
+  /// "crc_flit", "crc_data"), counted since the driver loaded.
+  struct LinkErrorCount {
+    std::uint32_t link = 0;
+    std::string type;
+    std::uint64_t count = 0;
+    friend bool operator==(const LinkErrorCount&, const LinkErrorCount&) = default;
+  };
+  std::vector<LinkErrorCount> link_errors;
+
   /// Active clock-event (throttle) reasons by name: "sw_power_cap",
   /// "hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown",
   /// "hw_power_brake_slowdown", "gpu_idle", "applications_clocks_setting",
@@ -173,6 +184,19 @@ struct NvidiaTelemetryRow {
 Result<std::vector<NvidiaTelemetryRow>> parse_nvidia_telemetry(std::string_view csv,
                                                                std::vector<std::string>* problems = nullptr);
 
+/// One GPU's block of `nvidia-smi nvlink -e`: "GPU 0: NAME (UUID: GPU-...)"
+/// then "Link N: Replay Errors: 0" lines.
+struct NvlinkErrorBlock {
+  std::uint32_t gpu_index = 0;  ///< nvidia-smi's index
+  std::string uuid;             ///< empty where the header names none
+  std::vector<DeviceTelemetry::LinkErrorCount> counts;
+};
+/// Reads `nvidia-smi nvlink -e`. Lines that are not a GPU header or a
+/// counter are problems (at most 8 kept), not guesses; no GPU header at all
+/// is a parse_error (an empty output, for GPUs without NVLink, is none).
+Result<std::vector<NvlinkErrorBlock>> parse_nvlink_errors(std::string_view text,
+                                                          std::vector<std::string>* problems = nullptr);
+
 // --- Prometheus ----------------------------------------------------------------
 
 enum class MetricsFormat : std::uint8_t {
@@ -247,6 +271,10 @@ struct NvidiaRun {
 };
 /// The telemetry query, retried without the fields an older driver rejects.
 NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeout);
+
+/// `nvidia-smi nvlink -e`; not_captured (a fixture without it) is no data, not an error.
+Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,
+                                                        std::vector<std::string>& problems);
 
 /// amdgpu's sysfs and hwmon files of one device (by its PCI address).
 DeviceTelemetry read_amd(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);

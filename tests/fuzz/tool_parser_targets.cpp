@@ -128,6 +128,16 @@ void vulkaninfo(std::string_view param, std::string_view input, Findings& findin
   }
 }
 
+void nvlink_errors(std::string_view, std::string_view input, Findings& findings) {
+  std::vector<std::string> problems;
+  const auto blocks = parse_nvlink_errors(input, &problems);
+  findings.check(problems.size() <= 8, "nvlink -e: problems are not bounded");
+  if (!blocks) return;
+  for (const auto& b : *blocks)
+    for (const auto& c : b.counts)
+      findings.check(!c.type.empty() && c.type.find(' ') == std::string::npos, "nvlink -e: an empty or spaced type");
+}
+
 void tpu_info(std::string_view, std::string_view input, Findings& findings) {
   const auto report = parsers::parse_tpu_info(input);
   for (const auto& usage : report.usage) {

@@ -108,6 +108,47 @@ TEST(NvidiaTelemetry, RetriesWithoutFieldsAnOlderDriverRejects) {
   EXPECT_DOUBLE_EQ(*sample.host.load1, 0.5);
 }
 
+// `nvidia-smi nvlink -e` as published outputs print it: spaces or a tab before
+// "Link", blank lines between links, CRC errors split into flit and data on
+// older drivers, a header without a UUID on some.
+TEST(NvidiaTelemetry, ReadsNvlinkErrorCounters) {
+  std::vector<std::string> problems;
+  const auto blocks = parse_nvlink_errors(
+      "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-aaaa1111-2222-3333-4444-555555555555)\n"
+      "         Link 0: Replay Errors: 0\n"
+      "         Link 0: CRC Flit Errors: 5\n"
+      "\n"
+      "         Link 1: CRC Data Errors: 12\n"
+      "GPU 1: NVIDIA GB300\n"
+      "\t Link 0: Recovery Errors: 2\n"
+      "\t Link 0: CRC Errors: banana\n",
+      &problems);
+  ASSERT_TRUE(blocks) << blocks.error().message;
+  ASSERT_EQ(blocks->size(), 2u);
+  EXPECT_EQ((*blocks)[0].uuid, "GPU-aaaa1111-2222-3333-4444-555555555555");
+  EXPECT_EQ((*blocks)[0].counts, (std::vector<DeviceTelemetry::LinkErrorCount>{
+                                     {0, "replay", 0}, {0, "crc_flit", 5}, {1, "crc_data", 12}}));
+  EXPECT_EQ((*blocks)[1].gpu_index, 1u);
+  EXPECT_TRUE((*blocks)[1].uuid.empty());
+  EXPECT_EQ((*blocks)[1].counts, (std::vector<DeviceTelemetry::LinkErrorCount>{{0, "recovery", 2}}));
+  ASSERT_EQ(problems.size(), 1u);  // the banana
+  EXPECT_TRUE(parse_nvlink_errors(""));  // no NVLink: nothing, not an error
+  EXPECT_FALSE(parse_nvlink_errors("NVML: Unknown Error\n"));
+}
+
+TEST(NvidiaTelemetry, NvlinkErrorsJoinTheGpusOfAnNvswitchNode) {
+  const auto dgx = machine("dgx-h100-8x-nvswitch");
+  const auto registry = DetectBuilder{}.detect(*dgx);
+  const auto sample = sample_telemetry(registry, *dgx);
+  EXPECT_TRUE(sample.warnings.empty());
+  const DeviceTelemetry& gpu5 = *find(sample, "cuda:5");
+  EXPECT_EQ(gpu5.link_errors.size(), 18u * 3u);
+  EXPECT_NE(std::find(gpu5.link_errors.begin(), gpu5.link_errors.end(), DeviceTelemetry::LinkErrorCount{7, "crc", 14}),
+            gpu5.link_errors.end());
+  const std::string text = metrics_text(registry, sample, {});
+  EXPECT_NE(text.find("link_kind=\"nvlink\",link=\"7\",type=\"crc\"} 14\n"), std::string::npos);
+}
+
 TEST(Telemetry, AFailedSourceIsAWarningAndAScrapeErrorNotAFailure) {
   FixtureBuilder f;
   f.command(nvidia_telemetry_argv(), "", 0, {}, /*hang=*/true);
