@@ -60,6 +60,21 @@ Result<ToolResult> succeeded(Result<ToolResult> result, std::string_view what) {
                         said.empty() ? "" : ": ", text::excerpt(text::trim(text::next_line(said)), 200)));
 }
 
+// One run of a tool for a sample, through `kept` when given (slow tools).
+Result<ToolResult> run_tool(const System& system, std::vector<std::string> argv, std::chrono::milliseconds timeout,
+                            SlowToolCache* kept = nullptr) {
+  ToolRequest request;
+  request.argv = std::move(argv);
+  request.timeout = timeout;
+  request.max_output_bytes = tool_output_cap;
+  const std::string what = text::cat("`", text::excerpt(join_argv(request.argv), 60), "`");
+  return succeeded(kept ? kept->run(system, request) : system.run(request), what);
+}
+
+std::chrono::milliseconds slow_timeout(const TelemetryOptions& options) {
+  return std::max(options.tool_timeout, options.slow_tool_timeout);
+}
+
 void fail_source(ToolSourceRun& run, std::string_view backend, const Error& error) {
   run.failed = true;
   run.warnings.push_back(Warning{std::string(backend), warning_kind_for(error.kind), error.message});
@@ -187,11 +202,7 @@ ToolSourceRun read_gaudi(const AcceleratorRegistry& registry, const std::vector<
       last = Error{ErrorKind::timeout, "hl-smi telemetry: no time left for another view"};
       break;
     }
-    ToolRequest request;
-    request.argv = view.argv;
-    request.timeout = left;
-    request.max_output_bytes = tool_output_cap;
-    auto result = succeeded(system.run(request), text::cat("`", text::excerpt(join_argv(view.argv), 60), "`"));
+    auto result = run_tool(system, view.argv, left);
     if (!result) {
       last = result.error();
       // A hung or missing tool does not get better by asking it another way.
@@ -234,11 +245,7 @@ ToolSourceRun read_gaudi(const AcceleratorRegistry& registry, const std::vector<
 ToolSourceRun read_tpu(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
                        const System& system, const TelemetryOptions& options) {
   ToolSourceRun run;
-  ToolRequest request;
-  request.argv = {"tpu-info"};
-  request.timeout = std::max(options.tool_timeout, options.slow_tool_timeout);
-  request.max_output_bytes = tool_output_cap;
-  auto result = succeeded(options.slow_tools ? options.slow_tools->run(system, request) : system.run(request), "tpu-info");
+  auto result = run_tool(system, {"tpu-info"}, slow_timeout(options), options.slow_tools.get());
   if (!result) {
     fail_source(run, "tpu", result.error());
     return run;
@@ -281,11 +288,7 @@ ToolSourceRun read_tpu(const AcceleratorRegistry& registry, const std::vector<st
 ToolSourceRun read_xpu_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
                            const System& system, const TelemetryOptions& options) {
   ToolSourceRun run;
-  ToolRequest request;
-  request.argv = {"xpu-smi"};
-  request.timeout = options.tool_timeout;
-  request.max_output_bytes = tool_output_cap;
-  auto result = succeeded(system.run(request), "xpu-smi");
+  auto result = run_tool(system, {"xpu-smi"}, options.tool_timeout);
   if (!result) {
     fail_source(run, "intel_oneapi", result.error());
     return run;
@@ -333,12 +336,8 @@ ToolSourceRun read_xpu_smi(const AcceleratorRegistry& registry, const std::vecto
 ToolSourceRun read_rocm_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
                             const System& system, const TelemetryOptions& options) {
   ToolSourceRun run;
-  ToolRequest request;
-  request.argv = {"rocm-smi", "-a", "--json"};  // what the detector runs, so captures replay it
-  request.timeout = std::max(options.tool_timeout, options.slow_tool_timeout);
-  request.max_output_bytes = tool_output_cap;
-  auto result = succeeded(options.slow_tools ? options.slow_tools->run(system, request) : system.run(request),
-                          "rocm-smi -a --json");
+  // What the detector runs, so captures replay it.
+  auto result = run_tool(system, {"rocm-smi", "-a", "--json"}, slow_timeout(options), options.slow_tools.get());
   if (!result) {
     fail_source(run, "rocm", result.error());
     return run;

@@ -14,40 +14,12 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
-
-// Counts the files read through another System.
-class CountingSystem final : public System {
- public:
-  explicit CountingSystem(const System& inner) : inner_(inner) {}
-
-  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
-    {
-      std::lock_guard lock(mutex_);
-      ++reads_[std::string(path)];
-    }
-    return inner_.read_file(path, max_bytes);
-  }
-  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override { return inner_.list_dir(path); }
-  Result<std::string> read_link(std::string_view path) const override { return inner_.read_link(path); }
-  Result<FileStatus> status(std::string_view path, bool follow) const override { return inner_.status(path, follow); }
-  std::optional<std::string> env(std::string_view name) const override { return inner_.env(name); }
-  std::optional<std::string> find_tool(std::string_view name) const override { return inner_.find_tool(name); }
-  Result<ToolResult> run(const ToolRequest& request) const override { return inner_.run(request); }
-
-  int reads(const std::string& path) const {
-    std::lock_guard lock(mutex_);
-    const auto it = reads_.find(path);
-    return it == reads_.end() ? 0 : it->second;
-  }
-
- private:
-  const System& inner_;
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, int> reads_;
-};
+using hwaccel::testing::CountingSystem;
 
 std::unique_ptr<FixtureSystem> machine() {
   auto system = FixtureSystem::open((hwaccel::testing::fixtures_root() / "machines" / "xeon-ib-roce-nvme-nfs").string());

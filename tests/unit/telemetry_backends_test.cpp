@@ -16,17 +16,15 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
 namespace support = hwaccel::testing;
 using support::FixtureBuilder;
 
-std::unique_ptr<FixtureSystem> machine(const std::string& name) {
-  auto f = FixtureSystem::open((support::fixtures_root() / "machines" / name).string());
-  if (!f) throw std::runtime_error(f.error().message);
-  return std::move(*f);
-}
+std::unique_ptr<FixtureSystem> machine(const std::string& name) { return support::open_machine(name); }
 
 std::unique_ptr<FixtureSystem> open(FixtureBuilder& f) {
   auto system = FixtureSystem::open(f.write());
@@ -34,11 +32,7 @@ std::unique_ptr<FixtureSystem> open(FixtureBuilder& f) {
   return std::move(*system);
 }
 
-const DeviceTelemetry* find(const TelemetrySample& s, std::string_view id) {
-  for (const auto& d : s.devices)
-    if (d.device_id == id) return &d;
-  return nullptr;
-}
+const DeviceTelemetry* find(const TelemetrySample& s, std::string_view id) { return support::find_telemetry(s, id); }
 
 std::optional<double> temperature(const DeviceTelemetry& t, std::string_view sensor) {
   for (const auto& r : t.temperatures)
@@ -53,36 +47,7 @@ std::optional<std::uint64_t> ecc(const DeviceTelemetry& t, std::string_view type
   return std::nullopt;
 }
 
-// Counts the tools run through another System.
-class RunCountingSystem final : public System {
- public:
-  explicit RunCountingSystem(const System& inner) : inner_(inner) {}
-  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
-    return inner_.read_file(path, max_bytes);
-  }
-  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override { return inner_.list_dir(path); }
-  Result<std::string> read_link(std::string_view path) const override { return inner_.read_link(path); }
-  Result<FileStatus> status(std::string_view path, bool follow) const override { return inner_.status(path, follow); }
-  std::optional<std::string> env(std::string_view name) const override { return inner_.env(name); }
-  std::optional<std::string> find_tool(std::string_view name) const override { return inner_.find_tool(name); }
-  Result<ToolResult> run(const ToolRequest& request) const override {
-    {
-      const std::lock_guard lock(mutex_);
-      ++runs_[request.argv.front()];
-    }
-    return inner_.run(request);
-  }
-  int runs(const std::string& tool) const {
-    const std::lock_guard lock(mutex_);
-    const auto it = runs_.find(tool);
-    return it == runs_.end() ? 0 : it->second;
-  }
-
- private:
-  const System& inner_;
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, int> runs_;
-};
+using RunCountingSystem = support::CountingSystem;
 
 DeviceProfile device(Backend backend, std::string id, std::optional<std::string> bus = std::nullopt) {
   DeviceProfile d;

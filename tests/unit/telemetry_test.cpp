@@ -13,23 +13,16 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
 namespace support = hwaccel::testing;
 using support::FixtureBuilder;
 
-std::unique_ptr<FixtureSystem> machine(const std::string& name) {
-  auto f = FixtureSystem::open((support::fixtures_root() / "machines" / name).string());
-  if (!f) throw std::runtime_error(f.error().message);
-  return std::move(*f);
-}
-
-const DeviceTelemetry* find(const TelemetrySample& s, std::string_view id) {
-  for (const auto& d : s.devices)
-    if (d.device_id == id) return &d;
-  return nullptr;
-}
+std::unique_ptr<FixtureSystem> machine(const std::string& name) { return support::open_machine(name); }
+const DeviceTelemetry* find(const TelemetrySample& s, std::string_view id) { return support::find_telemetry(s, id); }
 
 // The real H200 capture under a bf16 matmul load (driver 580).
 TEST(NvidiaTelemetry, ReadsTheRealCaptureUnderLoad) {

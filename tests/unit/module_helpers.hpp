@@ -1,0 +1,71 @@
+// Helpers over the library's types for the unit tests. Unlike the other test
+// headers, this one needs the module's names: include it after `import hwaccel;`.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../test_support.hpp"
+
+namespace hwaccel::testing {
+
+/// A fixture machine of fixtures/machines, opened or thrown.
+inline std::unique_ptr<FixtureSystem> open_machine(const std::string& name) {
+  auto f = FixtureSystem::open((fixtures_root() / "machines" / name).string());
+  if (!f) throw std::runtime_error(f.error().message);
+  return std::move(*f);
+}
+
+/// A device's entry of a telemetry sample, or nullptr.
+inline const DeviceTelemetry* find_telemetry(const TelemetrySample& sample, std::string_view device_id) {
+  for (const auto& d : sample.devices)
+    if (d.device_id == device_id) return &d;
+  return nullptr;
+}
+
+/// Another System, counting the files it reads (by path) and the tools it
+/// runs (by program name). Thread-safe.
+class CountingSystem final : public System {
+ public:
+  explicit CountingSystem(const System& inner) : inner_(inner) {}
+
+  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
+    count(reads_, std::string(path));
+    return inner_.read_file(path, max_bytes);
+  }
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override { return inner_.list_dir(path); }
+  Result<std::string> read_link(std::string_view path) const override { return inner_.read_link(path); }
+  Result<FileStatus> status(std::string_view path, bool follow) const override { return inner_.status(path, follow); }
+  std::optional<std::string> env(std::string_view name) const override { return inner_.env(name); }
+  std::optional<std::string> find_tool(std::string_view name) const override { return inner_.find_tool(name); }
+  Result<ToolResult> run(const ToolRequest& request) const override {
+    count(runs_, request.argv.empty() ? std::string() : request.argv.front());
+    return inner_.run(request);
+  }
+
+  int reads(const std::string& path) const { return counted(reads_, path); }
+  int runs(const std::string& program) const { return counted(runs_, program); }
+
+ private:
+  void count(std::map<std::string, int>& counts, std::string key) const {
+    const std::lock_guard lock(mutex_);
+    ++counts[std::move(key)];
+  }
+  int counted(const std::map<std::string, int>& counts, const std::string& key) const {
+    const std::lock_guard lock(mutex_);
+    const auto it = counts.find(key);
+    return it == counts.end() ? 0 : it->second;
+  }
+
+  const System& inner_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, int> reads_;
+  mutable std::map<std::string, int> runs_;
+};
+
+}  // namespace hwaccel::testing
