@@ -211,16 +211,19 @@ DeviceTelemetry read_neuron(const DeviceProfile& device, const System& system, s
     std::optional<std::uint64_t> sum;
     for (const auto& c : *categories)
       if (c.type == FileType::directory)
-        if (const auto n = dev.integer(text::cat(path, "/", c.name, "/total"), max_bytes)) sum = sum.value_or(0) + *n;
+        if (const auto n = dev.integer(text::cat(path, "/", c.name, "/total"), max_bytes))
+          sum = std::min(sum.value_or(0) + *n, max_bytes + 1);  // each term is at most max_bytes: no wrap
     return sum;
   };
   if (const auto entries = system.list_dir(dev.dir())) {
     std::optional<std::uint64_t> in_use;
     for (const auto& e : *entries) {
       if (!e.name.starts_with("neuron_core") || e.name.size() > 24) continue;
-      if (const auto n = memory_counter(text::cat(e.name, "/stats/memory_usage/device_mem"))) in_use = in_use.value_or(0) + *n;
+      if (const auto n = memory_counter(text::cat(e.name, "/stats/memory_usage/device_mem")))
+        in_use = std::min(in_use.value_or(0) + *n, max_bytes + 1);
     }
     if (in_use && *in_use <= max_bytes) t.memory_used_bytes = in_use;
+    else if (in_use) dev.note(text::cat(dev.dir(), ": NeuronCores' device memory in use adds up to more than any device has"));
   }
   // Uncorrected ECC events since the driver loaded: a plain number or a counter folder.
   for (const auto& [file, block] : {std::pair{"mem_ecc_uncorrected", "dram"},
