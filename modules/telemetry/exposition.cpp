@@ -3,6 +3,7 @@
 // Prometheus conventions (base units: bytes, seconds, hertz, celsius, watts,
 // joules; ratios 0..1; counters end in _total); docs/metrics.md lists them.
 module;
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <map>
@@ -134,6 +135,9 @@ void declare_families(Exposition& e) {
   e.family("hwaccel_device_pcie_link_width", "gauge", "Current PCIe link width (lanes).");
   e.family("hwaccel_device_ecc_errors_total", "counter",
            "ECC errors by type (corrected, uncorrected), scope (volatile: since the driver loaded; aggregate: lifetime) and block.");
+  e.family("hwaccel_partition_memory_total_bytes", "gauge", "Memory of a device partition (MIG instance).");
+  e.family("hwaccel_partition_memory_used_bytes", "gauge", "Memory of a device partition (MIG instance) in use.");
+  e.family("hwaccel_partition_memory_free_bytes", "gauge", "Memory of a device partition (MIG instance) free.");
   e.family("hwaccel_device_link_errors_total", "counter",
            "Interconnect link errors since the driver loaded, by link kind (nvlink), link number and type (replay, recovery, crc).");
   e.family("hwaccel_device_retired_pages_total", "counter", "Memory pages retired, by cause (single_bit, double_bit).");
@@ -203,6 +207,16 @@ std::string metrics_text(const AcceleratorRegistry& registry, const TelemetrySam
     for (const auto& ecc : t->ecc_errors)
       e.sample("hwaccel_device_ecc_errors_total",
                with(with(with(labels, "type", ecc.type), "scope", ecc.scope), "block", ecc.block), ecc.count);
+    for (const auto& part : t->partitions) {
+      const auto profile = std::find_if(d.partitions.begin(), d.partitions.end(),
+                                        [&](const DevicePartition& p) { return p.id == part.partition_id; });
+      Labels partition_labels = with(labels, "partition", part.partition_id);
+      if (profile != d.partitions.end() && !profile->profile.empty())
+        partition_labels = with(std::move(partition_labels), "profile", profile->profile);
+      if (part.memory_total_bytes) e.sample("hwaccel_partition_memory_total_bytes", partition_labels, *part.memory_total_bytes);
+      if (part.memory_used_bytes) e.sample("hwaccel_partition_memory_used_bytes", partition_labels, *part.memory_used_bytes);
+      if (part.memory_free_bytes) e.sample("hwaccel_partition_memory_free_bytes", partition_labels, *part.memory_free_bytes);
+    }
     for (const auto& link : t->link_errors)
       e.sample("hwaccel_device_link_errors_total",
                with(with(with(labels, "link_kind", "nvlink"), "link", text::cat(link.link)), "type", link.type), link.count);

@@ -50,6 +50,14 @@ std::string to_json(const TelemetrySample& sample, bool pretty) {
         w.begin_object().field("type", e.type).field("scope", e.scope).field("block", e.block).field("count", e.count).end_object();
       w.end_array();
     }
+    if (!d.partitions.empty()) {
+      w.key("partitions").begin_array();
+      for (const auto& p : d.partitions) {
+        w.begin_object().field("partition_id", p.partition_id).field("memory_total_bytes", p.memory_total_bytes);
+        w.field("memory_used_bytes", p.memory_used_bytes).field("memory_free_bytes", p.memory_free_bytes).end_object();
+      }
+      w.end_array();
+    }
     if (!d.link_errors.empty()) {
       w.key("link_errors").begin_array();
       for (const auto& e : d.link_errors)

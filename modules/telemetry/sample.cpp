@@ -21,6 +21,25 @@ void add_problems(TelemetrySample& sample, std::string_view backend, const std::
   for (const auto& p : problems) sample.warnings.push_back(Warning{std::string(backend), WarningKind::parse_error, p});
 }
 
+// The memory of each of the GPU's MIG instances, matched by the MIG device index.
+void add_mig_instances(const DeviceProfile& d, const parsers::NvidiaGpuTable& table, DeviceTelemetry& t) {
+  const auto gpu = std::find_if(table.gpus.begin(), table.gpus.end(), [&](const parsers::NvidiaGpu& g) {
+    return (d.pci_bus_id && g.bus_id && g.bus_id->to_string() == *d.pci_bus_id) || (d.uuid && g.uuid && *g.uuid == *d.uuid);
+  });
+  if (gpu == table.gpus.end()) return;
+  for (const DevicePartition& p : d.partitions) {
+    const auto m = std::find_if(gpu->mig_devices.begin(), gpu->mig_devices.end(),
+                                [&](const parsers::NvidiaMigDevice& x) { return x.index == p.index; });
+    if (m == gpu->mig_devices.end() || (!m->memory_used_bytes && !m->memory_bytes)) continue;
+    DeviceTelemetry::PartitionTelemetry pt;
+    pt.partition_id = p.id;
+    pt.memory_total_bytes = m->memory_bytes;
+    pt.memory_used_bytes = m->memory_used_bytes;
+    pt.memory_free_bytes = m->memory_free_bytes;
+    t.partitions.push_back(std::move(pt));
+  }
+}
+
 void sample_nvidia(const AcceleratorRegistry& registry, const System& system, const TelemetryOptions& options,
                    std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
   const auto devices = registry.devices();
@@ -46,6 +65,19 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
     if (blocks) nvlink = std::move(*blocks);
     else sample.warnings.push_back(Warning{"cuda", warning_kind_for(blocks.error().kind), blocks.error().message});
   }
+  // A MIG instance's own memory is only in `nvidia-smi -q`, which is slow: read
+  // when a GPU has MIG instances, and kept between scrapes like tpu-info.
+  std::optional<parsers::NvidiaGpuTable> mig;
+  if (std::any_of(gpus.begin(), gpus.end(), [&](std::size_t i) { return !devices[i].partitions.empty(); })) {
+    auto table = telemetry_detail::run_mig_query(system, options);
+    if (table) {
+      for (const auto& p : table->problems)
+        sample.warnings.push_back(Warning{"cuda", p.kind, text::cat("nvidia-smi -q: ", p.message)});
+      mig = std::move(*table);
+    } else {
+      sample.warnings.push_back(Warning{"cuda", warning_kind_for(table.error().kind), table.error().message});
+    }
+  }
   for (const std::size_t i : gpus) {
     const DeviceProfile& d = devices[i];
     const auto row = std::find_if(run.rows.begin(), run.rows.end(), [&](const NvidiaTelemetryRow& r) {
@@ -65,6 +97,7 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
       return b.uuid.empty() ? b.gpu_index == d.index : (d.uuid && b.uuid == *d.uuid);
     });
     if (block != nvlink.end()) t.link_errors = block->counts;
+    if (mig && !d.partitions.empty()) add_mig_instances(d, *mig, t);
     found.emplace_back(i, std::move(t));
   }
 }

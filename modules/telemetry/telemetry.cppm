@@ -87,6 +87,17 @@ struct DeviceTelemetry {
   };
   std::vector<LinkErrorCount> link_errors;
 
+  /// The device's partitions (MIG instances) where the driver reports values
+  /// of their own; by the registry's partition id.
+  struct PartitionTelemetry {
+    std::string partition_id;  ///< "cuda:0/mig:1"
+    std::optional<std::uint64_t> memory_total_bytes;
+    std::optional<std::uint64_t> memory_used_bytes;
+    std::optional<std::uint64_t> memory_free_bytes;
+    friend bool operator==(const PartitionTelemetry&, const PartitionTelemetry&) = default;
+  };
+  std::vector<PartitionTelemetry> partitions;
+
   /// Active clock-event (throttle) reasons by name: "sw_power_cap",
   /// "hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown",
   /// "hw_power_brake_slowdown", "gpu_idle", "applications_clocks_setting",
@@ -271,6 +282,10 @@ struct NvidiaRun {
 };
 /// The telemetry query, retried without the fields an older driver rejects.
 NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeout);
+
+/// `nvidia-smi -q` (what the detector runs; slow, so through
+/// options.slow_tools when set): the GPUs with their MIG devices' memory.
+Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options);
 
 /// `nvidia-smi nvlink -e`; not_captured (a fixture without it) is no data, not an error.
 Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,

@@ -508,7 +508,9 @@ TEST(CudaParsers, QueryTextWithMigDevices) {
   EXPECT_EQ(g.power_limit_watts, 700.0);
   EXPECT_EQ(g.max_memory_clock_mhz, 2619.0);
   ASSERT_EQ(g.mig_devices.size(), 2u);
-  EXPECT_EQ(g.mig_devices[0], (parsers::NvidiaMigDevice{0, "", std::nullopt, 2, 0, 60, 40448ull << 20}));
+  // This abridged copy keeps only each MIG device's total.
+  EXPECT_EQ(g.mig_devices[0],
+            (parsers::NvidiaMigDevice{0, "", std::nullopt, 2, 0, 60, 40448ull << 20, std::nullopt, std::nullopt}));
   EXPECT_EQ(g.mig_devices[1].gpu_instance_id, 3u);
   EXPECT_EQ(g.mig_devices[1].memory_bytes, 20096ull << 20);
   EXPECT_TRUE(t->problems.empty());

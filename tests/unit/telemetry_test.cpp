@@ -142,6 +142,44 @@ TEST(NvidiaTelemetry, NvlinkErrorsJoinTheGpusOfAnNvswitchNode) {
   EXPECT_NE(text.find("link_kind=\"nvlink\",link=\"7\",type=\"crc\"} 14\n"), std::string::npos);
 }
 
+// MIG instances' own memory, from `nvidia-smi -q` (driver 510's layout in the
+// fixture), after a query that driver answers only on the third try.
+TEST(NvidiaTelemetry, MigInstancesReportTheirOwnMemory) {
+  const auto a100 = machine("a100-40gb-mig-enabled");
+  const auto registry = DetectBuilder{}.detect(*a100);
+  const auto sample = sample_telemetry(registry, *a100);
+  EXPECT_TRUE(sample.failed_sources.empty());
+  ASSERT_EQ(sample.devices.size(), 1u);
+  const DeviceTelemetry& t = sample.devices[0];
+  EXPECT_FALSE(t.utilization);  // [N/A] in MIG mode
+  EXPECT_TRUE(t.clock_event_reasons.at("gpu_idle"));  // asked again as clocks_throttle_reasons
+  ASSERT_EQ(t.partitions.size(), 2u);
+  EXPECT_EQ(t.partitions[1].partition_id, "cuda:0/mig:1");
+  EXPECT_EQ(t.partitions[1].memory_total_bytes, 19968ull << 20);
+  EXPECT_EQ(t.partitions[1].memory_used_bytes, 19ull << 20);
+  EXPECT_EQ(t.partitions[1].memory_free_bytes, 19948ull << 20);
+  const std::string text = metrics_text(registry, sample, {});
+  EXPECT_NE(text.find("partition=\"cuda:0/mig:1\",profile=\"3g.20gb\"} 19922944\n"), std::string::npos);
+}
+
+// The real `nvidia-smi -q` of an H100 with four MIG instances (driver 590:
+// "Shared FB Memory Usage") and the real XML of an A100 (driver 510).
+TEST(NvidiaTelemetry, ReadsMigMemoryFromTheRealCaptures) {
+  const auto text = support::shared_capture("nvidia/nge-linux-h100-mig-590.48.01/extracted/nvidia-smi-q.txt");
+  const auto xml = support::shared_capture("nvidia/netdata-a100-sxm4-40gb-mig-510/nvidia-smi-q-x.xml");
+  if (text.empty() || xml.empty()) GTEST_SKIP() << "shared MIG captures not available";
+  const auto h100 = parsers::parse_query_text(support::read_file(text));
+  ASSERT_TRUE(h100) << h100.error().message;
+  ASSERT_EQ(h100->gpus.at(0).mig_devices.size(), 4u);
+  EXPECT_EQ(h100->gpus[0].mig_devices[0].memory_used_bytes, 26ull << 20);
+  EXPECT_EQ(h100->gpus[0].mig_devices[0].memory_free_bytes, 40423ull << 20);
+  const auto a100 = parsers::parse_query_xml(support::read_file(xml));
+  ASSERT_TRUE(a100) << a100.error().message;
+  ASSERT_FALSE(a100->gpus.at(0).mig_devices.empty());
+  EXPECT_EQ(a100->gpus[0].mig_devices[0].memory_used_bytes, 19ull << 20);
+  EXPECT_EQ(a100->gpus[0].mig_devices[0].memory_free_bytes, 19948ull << 20);
+}
+
 TEST(Telemetry, AFailedSourceIsAWarningAndAScrapeErrorNotAFailure) {
   FixtureBuilder f;
   f.command(nvidia_telemetry_argv(), "", 0, {}, /*hang=*/true);

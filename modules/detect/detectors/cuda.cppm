@@ -65,6 +65,8 @@ struct NvidiaMigDevice {
   std::optional<std::uint32_t> compute_instance_id;
   std::optional<std::uint32_t> multiprocessors;
   std::optional<std::uint64_t> memory_bytes;  ///< its share of the GPU memory, as `-q` reports it
+  std::optional<std::uint64_t> memory_used_bytes;  ///< of that share, in use (`-q`'s FB Memory Usage Used)
+  std::optional<std::uint64_t> memory_free_bytes;
 
   friend bool operator==(const NvidiaMigDevice&, const NvidiaMigDevice&) = default;
 };

@@ -354,6 +354,10 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text) {
         mig->multiprocessors = read->integer("Multiprocessor count", value, 0, 1u << 16);
       } else if ((path == "shared fb memory usage/total" || path == "fb memory usage/total") && !mig->memory_bytes) {
         mig->memory_bytes = read->memory("MIG FB Memory Usage Total", value, "MiB");
+      } else if ((path == "shared fb memory usage/used" || path == "fb memory usage/used") && !mig->memory_used_bytes) {
+        mig->memory_used_bytes = read->memory("MIG FB Memory Usage Used", value, "MiB");
+      } else if ((path == "shared fb memory usage/free" || path == "fb memory usage/free") && !mig->memory_free_bytes) {
+        mig->memory_free_bytes = read->memory("MIG FB Memory Usage Free", value, "MiB");
       }
       continue;
     }

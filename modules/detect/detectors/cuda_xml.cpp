@@ -35,6 +35,8 @@ NvidiaMigDevice mig_device(const pugi::xml_node& node, std::uint32_t position, V
   m.multiprocessors =
       read.integer("MIG multiprocessor_count", leaf(node, "device_attributes/shared/multiprocessor_count"), 0, 1u << 16);
   m.memory_bytes = read.memory("MIG fb_memory_usage/total", leaf(node, "fb_memory_usage/total"), "MiB");
+  m.memory_used_bytes = read.memory("MIG fb_memory_usage/used", leaf(node, "fb_memory_usage/used"), "MiB");
+  m.memory_free_bytes = read.memory("MIG fb_memory_usage/free", leaf(node, "fb_memory_usage/free"), "MiB");
   m.uuid = owned(leaf(node, "uuid"));
   if (const auto profile = leaf(node, "profile_name")) m.profile = std::string(*profile);
   return m;
