@@ -74,4 +74,8 @@ BENCHMARK_CAPTURE(sample_only, dgx_h100_8x, "dgx-h100-8x-nvswitch")->Unit(benchm
 BENCHMARK_CAPTURE(exposition_only, dgx_h100_8x, "dgx-h100-8x-nvswitch")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(collector_scrape, dgx_h100_8x, "dgx-h100-8x-nvswitch")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(scrape, amd_8x_mi300x, "amd-8x-mi300x-xgmi")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(scrape, gaudi2_8x, "hls2-8x-gaudi2-hl-smi")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(scrape, tpu_v6e_4, "tpu-v6e-4-vm-busy")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(scrape, trn1_neuron_sysfs, "trn1-2xlarge-no-neuron-ls")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(scrape, a100_mig, "a100-40gb-mig-enabled")->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

@@ -128,6 +128,9 @@ def main() -> int:
                     have = float(s["value"][1])
                     assert abs(have - want) <= 1e-9 * max(1.0, abs(want)), f"{expr} {bus}: Prometheus {have}, fixture {want}"
                     compared += 1
+            # nvidia-smi nvlink -e of the fixture: GPU 5's link 7 alone has errors.
+            crc = query(prom_port, 'sum by (device) (hwaccel_device_link_errors_total{type="crc"}) > 0')
+            assert [(s["metric"]["device"], s["value"][1]) for s in crc] == [("cuda:5", "14")], crc
             active = query(prom_port, "hwaccel_device_clock_event_reason_active == 1")
             assert {(s["metric"]["device"], s["metric"]["reason"]) for s in active} == {
                 ("cuda:4", "gpu_idle"), ("cuda:6", "sw_power_cap")}, active
