@@ -139,7 +139,7 @@ void declare_families(Exposition& e) {
   e.family("hwaccel_partition_memory_used_bytes", "gauge", "Memory of a device partition (MIG instance) in use.");
   e.family("hwaccel_partition_memory_free_bytes", "gauge", "Memory of a device partition (MIG instance) free.");
   e.family("hwaccel_device_link_errors_total", "counter",
-           "Interconnect link errors since the driver loaded, by link kind (nvlink), link number and type (replay, recovery, crc).");
+           "Interconnect link errors since the driver loaded, summed over the device's links, by link kind (nvlink) and type (replay, recovery, crc).");
   e.family("hwaccel_device_retired_pages_total", "counter", "Memory pages retired, by cause (single_bit, double_bit).");
   e.family("hwaccel_device_remapped_rows_total", "counter", "Memory rows remapped, by type (correctable, uncorrectable).");
   e.family("hwaccel_device_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset.");
@@ -217,9 +217,12 @@ std::string metrics_text(const AcceleratorRegistry& registry, const TelemetrySam
       if (part.memory_used_bytes) e.sample("hwaccel_partition_memory_used_bytes", partition_labels, *part.memory_used_bytes);
       if (part.memory_free_bytes) e.sample("hwaccel_partition_memory_free_bytes", partition_labels, *part.memory_free_bytes);
     }
-    for (const auto& link : t->link_errors)
-      e.sample("hwaccel_device_link_errors_total",
-               with(with(with(labels, "link_kind", "nvlink"), "link", text::cat(link.link)), "type", link.type), link.count);
+    // Summed over the device's links, as dcgm-exporter does: 18 links x 3 types per
+    // GPU would be 432 series on an 8-GPU node. The JSON keeps each link.
+    std::map<std::string, std::uint64_t> link_errors_by_type;
+    for (const auto& link : t->link_errors) link_errors_by_type[link.type] += link.count;
+    for (const auto& [type, count] : link_errors_by_type)
+      e.sample("hwaccel_device_link_errors_total", with(with(labels, "link_kind", "nvlink"), "type", type), count);
     if (t->retired_pages_single_bit)
       e.sample("hwaccel_device_retired_pages_total", with(labels, "cause", "single_bit"), *t->retired_pages_single_bit);
     if (t->retired_pages_double_bit)

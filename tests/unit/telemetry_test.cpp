@@ -139,7 +139,14 @@ TEST(NvidiaTelemetry, NvlinkErrorsJoinTheGpusOfAnNvswitchNode) {
   EXPECT_NE(std::find(gpu5.link_errors.begin(), gpu5.link_errors.end(), DeviceTelemetry::LinkErrorCount{7, "crc", 14}),
             gpu5.link_errors.end());
   const std::string text = metrics_text(registry, sample, {});
-  EXPECT_NE(text.find("link_kind=\"nvlink\",link=\"7\",type=\"crc\"} 14\n"), std::string::npos);
+  // Summed over the links: GPU 5's link 7 is the only one with errors.
+  EXPECT_NE(text.find("link_kind=\"nvlink\",type=\"crc\"} 14\n"), std::string::npos);
+  EXPECT_NE(text.find("link_kind=\"nvlink\",type=\"replay\"} 3\n"), std::string::npos);
+  std::size_t series = 0;
+  for (auto at = text.find("\nhwaccel_device_link_errors_total{"); at != std::string::npos;
+       at = text.find("\nhwaccel_device_link_errors_total{", at + 1))
+    ++series;
+  EXPECT_EQ(series, 8u * 3u);  // one per GPU and type, not per link
 }
 
 // MIG instances' own memory, from `nvidia-smi -q` (driver 510's layout in the
