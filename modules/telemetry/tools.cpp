@@ -11,6 +11,7 @@ module;
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 module hwaccel.telemetry;
@@ -78,6 +79,24 @@ std::chrono::milliseconds slow_timeout(const TelemetryOptions& options) {
 void fail_source(ToolSourceRun& run, std::string_view backend, const Error& error) {
   run.failed = true;
   run.warnings.push_back(Warning{std::string(backend), warning_kind_for(error.kind), error.message});
+}
+
+// Runs a tool and parses what it printed; a failure of either fails the source.
+template <class Parse>
+auto run_and_parse(ToolSourceRun& run, std::string_view backend, const System& system, std::vector<std::string> argv,
+                   std::chrono::milliseconds timeout, SlowToolCache* kept, Parse parse)
+    -> std::optional<typename std::invoke_result_t<Parse, std::string_view>::value_type> {
+  auto result = run_tool(system, std::move(argv), timeout, kept);
+  if (!result) {
+    fail_source(run, backend, result.error());
+    return std::nullopt;
+  }
+  auto parsed = parse(std::string_view(result->out));
+  if (!parsed) {
+    fail_source(run, backend, parsed.error());
+    return std::nullopt;
+  }
+  return std::move(*parsed);
 }
 
 std::optional<std::string> canonical_bus_id(std::string_view text) {
@@ -288,16 +307,9 @@ ToolSourceRun read_tpu(const AcceleratorRegistry& registry, const std::vector<st
 ToolSourceRun read_xpu_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
                            const System& system, const TelemetryOptions& options) {
   ToolSourceRun run;
-  auto result = run_tool(system, {"xpu-smi"}, options.tool_timeout);
-  if (!result) {
-    fail_source(run, "intel_oneapi", result.error());
-    return run;
-  }
-  const auto table = parsers::parse_xpu_smi_table(result->out);
-  if (!table) {
-    fail_source(run, "intel_oneapi", table.error());
-    return run;
-  }
+  const auto table = run_and_parse(run, "intel_oneapi", system, {"xpu-smi"}, options.tool_timeout, nullptr,
+                                   [](std::string_view out) { return parsers::parse_xpu_smi_table(out); });
+  if (!table) return run;
   const auto devices = registry.devices();
   for (const std::size_t i : positions) {
     const DeviceProfile& d = devices[i];
@@ -337,16 +349,10 @@ ToolSourceRun read_rocm_smi(const AcceleratorRegistry& registry, const std::vect
                             const System& system, const TelemetryOptions& options) {
   ToolSourceRun run;
   // What the detector runs, so captures replay it.
-  auto result = run_tool(system, {"rocm-smi", "-a", "--json"}, slow_timeout(options), options.slow_tools.get());
-  if (!result) {
-    fail_source(run, "rocm", result.error());
-    return run;
-  }
-  const auto report = parsers::parse_rocm_smi_json(result->out);
-  if (!report) {
-    fail_source(run, "rocm", report.error());
-    return run;
-  }
+  const auto report = run_and_parse(run, "rocm", system, {"rocm-smi", "-a", "--json"}, slow_timeout(options),
+                                    options.slow_tools.get(),
+                                    [](std::string_view out) { return parsers::parse_rocm_smi_json(out); });
+  if (!report) return run;
   const auto devices = registry.devices();
   for (const std::size_t i : positions) {
     const DeviceProfile& d = devices[i];
