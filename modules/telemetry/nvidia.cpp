@@ -1,10 +1,9 @@
 // NVIDIA telemetry: one `nvidia-smi --query-gpu` call for every GPU, within
 // one deadline. Fields an older driver rejects are dropped (clock-event
 // reasons fall back to their pre-R535 name, clocks_throttle_reasons) and the
-// query is asked again, at most a few times. On GPUs with NVLink links,
-// `nvidia-smi nvlink -e` adds the links' error counters.
+// query is asked again, at most a few times. The reader of `nvidia-smi
+// nvlink -e` is here too; tools.cpp runs it.
 module;
-#include <algorithm>
 #include <array>
 #include <cctype>
 #include <chrono>
@@ -330,42 +329,6 @@ Result<std::vector<NvlinkErrorBlock>> parse_nvlink_errors(std::string_view text,
 }
 
 namespace telemetry_detail {
-
-Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options) {
-  ToolRequest request;
-  request.argv = {"nvidia-smi", "-q"};
-  request.timeout = std::max(options.tool_timeout, options.slow_tool_timeout);
-  request.max_output_bytes = std::size_t{16} << 20;
-  auto result = options.slow_tools ? options.slow_tools->run(system, request) : system.run(request);
-  if (!result) return fail(result.error());
-  if (!result->succeeded()) {
-    std::string_view said = text::trim(result->err);
-    if (said.empty()) said = text::trim(result->out);
-    return fail(ErrorKind::tool_failed, text::cat("nvidia-smi -q exited with code ", result->exit_code,
-                                                  said.empty() ? "" : ": ", text::excerpt(text::next_line(said), 200)));
-  }
-  return parsers::parse_query_text(result->out);
-}
-
-Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,
-                                                        std::vector<std::string>& problems) {
-  ToolRequest request;
-  request.argv = {"nvidia-smi", "nvlink", "-e"};
-  request.timeout = timeout;
-  request.max_output_bytes = std::size_t{4} << 20;
-  auto result = system.run(request);
-  if (!result) {
-    if (result.error().kind == ErrorKind::not_captured) return std::vector<NvlinkErrorBlock>{};
-    return fail(result.error());
-  }
-  if (!result->succeeded()) {
-    std::string_view said = text::trim(result->err);
-    if (said.empty()) said = text::trim(result->out);
-    return fail(ErrorKind::tool_failed, text::cat("nvidia-smi nvlink -e exited with code ", result->exit_code,
-                                                  said.empty() ? "" : ": ", text::excerpt(text::next_line(said), 200)));
-  }
-  return parse_nvlink_errors(result->out, &problems);
-}
 
 NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeout) {
   NvidiaRun run;

@@ -1,6 +1,8 @@
-// Telemetry from vendor tools other than nvidia-smi: hl-smi for Gaudi,
-// tpu-info for TPUs (slow: kept between samples), xpu-smi for what Intel's
-// hwmon lacks, and rocm-smi where amdgpu's sysfs gave nothing. Each reuses the detector's parser of the same output.
+// Telemetry from tools beside the main nvidia-smi query: nvidia-smi's NVLink
+// counters and `-q` (for MIG instances), hl-smi for Gaudi, tpu-info for TPUs
+// (slow: kept between samples), xpu-smi for what Intel's hwmon lacks, and
+// rocm-smi where amdgpu's sysfs gave nothing. Each reuses the detector's
+// parser of the same output.
 module;
 #include <algorithm>
 #include <array>
@@ -49,16 +51,10 @@ std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadli
   return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
 }
 
-// A tool's run as an error when it did not succeed.
-Result<ToolResult> succeeded(Result<ToolResult> result, std::string_view what) {
-  if (!result) return result;
-  if (result->succeeded()) return result;
-  std::string_view said = text::trim(result->err);
-  if (said.empty()) said = text::trim(result->out);
-  return fail(ErrorKind::tool_failed,
-              text::cat(what, result->signal ? text::cat(" was killed by signal ", *result->signal)
-                                             : text::cat(" exited with code ", result->exit_code),
-                        said.empty() ? "" : ": ", text::excerpt(text::trim(text::next_line(said)), 200)));
+// A tool's run as an error when it did not succeed (the message is built only then).
+Result<ToolResult> succeeded(Result<ToolResult> result, const std::vector<std::string>& argv) {
+  if (!result || result->succeeded()) return result;
+  return fail(ErrorKind::tool_failed, text::cat("`", text::excerpt(join_argv(argv), 60), "` ", describe_exit(*result)));
 }
 
 // One run of a tool for a sample, through `kept` when given (slow tools).
@@ -68,8 +64,7 @@ Result<ToolResult> run_tool(const System& system, std::vector<std::string> argv,
   request.argv = std::move(argv);
   request.timeout = timeout;
   request.max_output_bytes = tool_output_cap;
-  const std::string what = text::cat("`", text::excerpt(join_argv(request.argv), 60), "`");
-  return succeeded(kept ? kept->run(system, request) : system.run(request), what);
+  return succeeded(kept ? kept->run(system, request) : system.run(request), request.argv);
 }
 
 std::chrono::milliseconds slow_timeout(const TelemetryOptions& options) {
@@ -196,6 +191,22 @@ DeviceTelemetry rocm_smi_telemetry(const parsers::RocmSmiGpu& gpu, std::vector<s
 }
 
 }  // namespace
+
+Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options) {
+  auto result = run_tool(system, {"nvidia-smi", "-q"}, slow_timeout(options), options.slow_tools.get());
+  if (!result) return fail(result.error());
+  return parsers::parse_query_text(result->out);
+}
+
+Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,
+                                                        std::vector<std::string>& problems) {
+  auto result = run_tool(system, {"nvidia-smi", "nvlink", "-e"}, timeout);
+  if (!result) {
+    if (result.error().kind == ErrorKind::not_captured) return std::vector<NvlinkErrorBlock>{};
+    return fail(result.error());
+  }
+  return parse_nvlink_errors(result->out, &problems);
+}
 
 ToolSourceRun read_gaudi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
                          const System& system, const TelemetryOptions& options) {

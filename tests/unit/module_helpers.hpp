@@ -21,6 +21,19 @@ inline std::unique_ptr<FixtureSystem> open_machine(const std::string& name) {
   return std::move(*f);
 }
 
+/// A fixture machine, its detected registry and one telemetry sample of it.
+struct SampledMachine {
+  std::unique_ptr<FixtureSystem> system;
+  AcceleratorRegistry registry;
+  TelemetrySample sample;
+};
+inline SampledMachine sample_machine(const std::string& name) {
+  SampledMachine m{open_machine(name), {}, {}};
+  m.registry = DetectBuilder{}.detect(*m.system);
+  m.sample = sample_telemetry(m.registry, *m.system);
+  return m;
+}
+
 /// A device's entry of a telemetry sample, or nullptr.
 inline const DeviceTelemetry* find_telemetry(const TelemetrySample& sample, std::string_view device_id) {
   for (const auto& d : sample.devices)

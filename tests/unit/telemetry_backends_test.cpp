@@ -61,9 +61,8 @@ DeviceProfile device(Backend backend, std::string id, std::optional<std::string>
 // --- Gaudi --------------------------------------------------------------------------
 
 TEST(GaudiTelemetry, ReadsTheQueryWithEccCounters) {
-  const auto hls2 = machine("hls2-8x-gaudi2-hl-smi");
-  const auto registry = DetectBuilder{}.detect(*hls2);
-  const auto sample = sample_telemetry(registry, *hls2);
+  const auto hls2 = support::sample_machine("hls2-8x-gaudi2-hl-smi");
+  const auto& sample = hls2.sample;
   EXPECT_TRUE(sample.failed_sources.empty());
   ASSERT_EQ(sample.devices.size(), 8u);
   const DeviceTelemetry& busy = *find(sample, "gaudi:3");
@@ -82,9 +81,8 @@ TEST(GaudiTelemetry, ReadsTheQueryWithEccCounters) {
 // An hl-smi that refuses the query form: the default table gives what it shows,
 // the power cap included.
 TEST(GaudiTelemetry, FallsBackToTheTable) {
-  const auto dl1 = machine("dl1-8x-gaudi-hl205-table");
-  const auto registry = DetectBuilder{}.detect(*dl1);
-  const auto sample = sample_telemetry(registry, *dl1);
+  const auto dl1 = support::sample_machine("dl1-8x-gaudi-hl205-table");
+  const auto& sample = dl1.sample;
   EXPECT_TRUE(sample.failed_sources.empty());
   ASSERT_EQ(sample.devices.size(), 8u);
   const DeviceTelemetry& t = sample.devices.front();
@@ -152,9 +150,8 @@ TEST(GaudiTelemetry, GarbageInEveryViewIsAFailedSource) {
 // --- TPU ------------------------------------------------------------------------------
 
 TEST(TpuTelemetry, ReadsTpuInfoUsage) {
-  const auto vm = machine("tpu-v6e-4-vm-busy");
-  const auto registry = DetectBuilder{}.detect(*vm);
-  const auto sample = sample_telemetry(registry, *vm);
+  const auto vm = support::sample_machine("tpu-v6e-4-vm-busy");
+  const auto& sample = vm.sample;
   EXPECT_TRUE(sample.failed_sources.empty());
   ASSERT_EQ(sample.devices.size(), 4u);
   for (const auto& t : sample.devices) {
@@ -231,9 +228,9 @@ TEST(TpuTelemetry, NoFrameworkHoldingTheTpuIsNoDataNotAnError) {
 // --- AWS Neuron -------------------------------------------------------------------------
 
 TEST(NeuronTelemetry, ReadsTheDriverCounters) {
-  const auto trn1 = machine("trn1-2xlarge-no-neuron-ls");
-  const auto registry = DetectBuilder{}.detect(*trn1);
-  const auto sample = sample_telemetry(registry, *trn1);
+  const auto trn1 = support::sample_machine("trn1-2xlarge-no-neuron-ls");
+  const auto& registry = trn1.registry;
+  const auto& sample = trn1.sample;
   ASSERT_EQ(sample.devices.size(), 1u);
   const DeviceTelemetry& t = sample.devices[0];
   EXPECT_EQ(t.source, "neuron sysfs");
@@ -271,9 +268,8 @@ TEST(NeuronTelemetry, BadCountersAreProblemsNotValues) {
 // --- Intel through xpu-smi ------------------------------------------------------------
 
 TEST(XpuSmiTelemetry, AddsWhatTheHwmonLacks) {
-  const auto desktop = machine("raptor-lake-igpu-arc-b580-xpu-smi");
-  const auto registry = DetectBuilder{}.detect(*desktop);
-  const auto sample = sample_telemetry(registry, *desktop);
+  const auto desktop = support::sample_machine("raptor-lake-igpu-arc-b580-xpu-smi");
+  const auto& sample = desktop.sample;
   EXPECT_TRUE(sample.failed_sources.empty());
   ASSERT_EQ(sample.devices.size(), 1u);  // the UHD 770 has no hwmon and is not in xpu-smi's table
   const DeviceTelemetry& t = sample.devices[0];

@@ -130,9 +130,9 @@ TEST(NvidiaTelemetry, ReadsNvlinkErrorCounters) {
 }
 
 TEST(NvidiaTelemetry, NvlinkErrorsJoinTheGpusOfAnNvswitchNode) {
-  const auto dgx = machine("dgx-h100-8x-nvswitch");
-  const auto registry = DetectBuilder{}.detect(*dgx);
-  const auto sample = sample_telemetry(registry, *dgx);
+  const auto dgx = support::sample_machine("dgx-h100-8x-nvswitch");
+  const auto& registry = dgx.registry;
+  const auto& sample = dgx.sample;
   EXPECT_TRUE(sample.warnings.empty());
   const DeviceTelemetry& gpu5 = *find(sample, "cuda:5");
   EXPECT_EQ(gpu5.link_errors.size(), 18u * 3u);
@@ -152,9 +152,9 @@ TEST(NvidiaTelemetry, NvlinkErrorsJoinTheGpusOfAnNvswitchNode) {
 // MIG instances' own memory, from `nvidia-smi -q` (driver 510's layout in the
 // fixture), after a query that driver answers only on the third try.
 TEST(NvidiaTelemetry, MigInstancesReportTheirOwnMemory) {
-  const auto a100 = machine("a100-40gb-mig-enabled");
-  const auto registry = DetectBuilder{}.detect(*a100);
-  const auto sample = sample_telemetry(registry, *a100);
+  const auto a100 = support::sample_machine("a100-40gb-mig-enabled");
+  const auto& registry = a100.registry;
+  const auto& sample = a100.sample;
   EXPECT_TRUE(sample.failed_sources.empty());
   ASSERT_EQ(sample.devices.size(), 1u);
   const DeviceTelemetry& t = sample.devices[0];
@@ -211,16 +211,14 @@ TEST(Telemetry, AFailedSourceIsAWarningAndAScrapeErrorNotAFailure) {
 }
 
 TEST(Telemetry, SamplesTheEightGpuNodeAndAmdSysfs) {
-  const auto dgx = machine("dgx-h100-8x-nvswitch");
-  const auto registry = DetectBuilder{}.detect(*dgx);
-  const auto sample = sample_telemetry(registry, *dgx);
+  const auto dgx = support::sample_machine("dgx-h100-8x-nvswitch");
+  const auto& sample = dgx.sample;
   EXPECT_EQ(sample.devices.size(), 8u);
   EXPECT_TRUE(sample.failed_sources.empty());
   EXPECT_TRUE(find(sample, "cuda:6")->clock_event_reasons.at("sw_power_cap"));
 
-  const auto mi210 = machine("amd-2x-mi210-pcie");
-  const auto amd_registry = DetectBuilder{}.detect(*mi210);
-  const auto amd = sample_telemetry(amd_registry, *mi210);
+  const auto mi210 = support::sample_machine("amd-2x-mi210-pcie");
+  const auto& amd = mi210.sample;
   ASSERT_EQ(amd.devices.size(), 2u);
   const DeviceTelemetry& t = amd.devices[0];
   EXPECT_EQ(t.source, "amdgpu sysfs");
