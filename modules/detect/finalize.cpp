@@ -2,6 +2,7 @@
 module;
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string_view>
 #include <string>
 #include <tuple>
@@ -12,6 +13,22 @@ module hwaccel.detect;
 namespace hwaccel {
 
 namespace {
+
+// The kernel's host name, when it is a name: a fleet keys nodes by it, so
+// control bytes or a 64 KB blob are dropped with a warning, not passed on.
+std::optional<std::string> kernel_host_name(const System& system, std::vector<Warning>& warnings) {
+  auto name = read_text(system, "/proc/sys/kernel/hostname", 1024);
+  if (!name || name->empty()) return std::nullopt;
+  const bool valid = name->size() <= 253 && std::all_of(name->begin(), name->end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+  });
+  if (!valid) {
+    warnings.push_back(Warning{"environment", WarningKind::invalid_value,
+                               "/proc/sys/kernel/hostname is not a host name; the node's name is unknown"});
+    return std::nullopt;
+  }
+  return name;
+}
 
 // Free or used memory above the total is no measurement (a tool's garbage, a
 // driver bug): a scheduler must never read more free memory than exists.
@@ -79,6 +96,7 @@ void finalize_inventory(Inventory& inv, const System& system, const DetectOption
   });
   if (has_gpus) resolve_visibility(inv.devices, visibility_inputs(system, inv.system.environment), inv.warnings);
   assign_network_affinity(inv, system);
+  if (options.system_probes && !inv.system.host) inv.system.host = kernel_host_name(system, inv.warnings);
   // Published figures for the devices the spec table knows (spec_match.cpp).
   match_device_specs(inv, system);
   // Running the passes again over a finalized inventory (LazyRegistry joins

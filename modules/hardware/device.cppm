@@ -331,6 +331,9 @@ struct NetworkPort {
 
 /// Host-level facts that are not accelerators.
 struct SystemInfo {
+  /// The node's name: the kernel's host name, or what the caller set (`hwaccel
+  /// detect --host`, a Kubernetes node name). Fleet scans key nodes by it.
+  std::optional<std::string> host;
   std::optional<CpuInfo> cpu;
   std::optional<Environment> environment;
   std::vector<StorageDevice> storage;

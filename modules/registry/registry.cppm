@@ -21,7 +21,7 @@ export import :requirement;
 export namespace hwaccel {
 
 /// Version of the registry JSON schema this library writes (docs/json.md).
-inline constexpr std::uint32_t registry_schema_version = 1;
+inline constexpr std::uint32_t registry_schema_version = 2;
 
 /// Library version, "major.minor.patch".
 std::string_view library_version() noexcept;
@@ -174,6 +174,9 @@ struct JsonOptions {
 /// Canonical JSON: fixed field order, devices in registry order, optional
 /// fields left out when unknown, no locale, always valid UTF-8.
 std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& options = {});
+/// Writes the same document as a value into `out` (at its pretty setting), so
+/// that documents holding registries (a fleet) nest them without reparsing.
+void write_json(json::Writer& out, const AcceleratorRegistry& registry, bool include_timings = true);
 
 /// Version of the summary document (docs/summary.schema.json).
 inline constexpr std::uint32_t summary_schema_version = 1;

@@ -155,6 +155,7 @@ void write_environment(json::Writer& w, const Environment& e) {
 
 void write_system(json::Writer& w, const SystemInfo& s) {
   w.begin_object();
+  w.field("host", s.host);
   if (s.cpu) {
     w.key("cpu");
     write_cpu(w, *s.cpu);
@@ -210,8 +211,15 @@ void write_system(json::Writer& w, const SystemInfo& s) {
 }  // namespace
 
 std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& options) {
+  json::Writer w(options.pretty, 1024 + registry.devices().size() * 1024);  // a device is ~700 bytes
+  write_json(w, registry, options.include_timings);
+  std::string out = std::move(w).take();
+  if (options.pretty) out.push_back('\n');
+  return out;
+}
+
+void write_json(json::Writer& w, const AcceleratorRegistry& registry, bool include_timings) {
   const Inventory& inv = registry.inventory();
-  json::Writer w(options.pretty, 1024 + inv.devices.size() * 1024);  // a device is ~700 bytes
   w.begin_object();
   w.field("schema_version", registry_schema_version);
   w.key("devices").begin_array();
@@ -254,15 +262,12 @@ std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& opti
     w.end_object();
   }
   w.end_array();
-  if (options.include_timings) {
+  if (include_timings) {
     w.key("timings_us").begin_object();
     for (const auto& t : inv.timings) w.field(t.name, static_cast<std::int64_t>(t.elapsed.count()));
     w.end_object();
   }
   w.end_object();
-  std::string out = std::move(w).take();
-  if (options.pretty) out.push_back('\n');
-  return out;
 }
 
 std::string summary_json(const AcceleratorRegistry& registry, bool pretty) {
@@ -644,7 +649,9 @@ class Reader {
     object o;
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
-      if (k == "cpu") {
+      if (k == "host") {
+        read(v, at_member(path, "host"), s.host);
+      } else if (k == "cpu") {
         s.cpu.emplace();
         cpu(v, at_member(path, "cpu"), *s.cpu);
       } else if (k == "environment") {

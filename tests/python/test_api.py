@@ -76,7 +76,7 @@ def test_json_round_trip(eight_gpu: hwaccel.Registry) -> None:
     again = hwaccel.Registry.from_json(eight_gpu.to_json())
     assert again == eight_gpu
     assert again.to_dict() == eight_gpu.to_dict()
-    assert eight_gpu.to_dict()["schema_version"] == eight_gpu.schema_version == 1
+    assert eight_gpu.to_dict()["schema_version"] == eight_gpu.schema_version == 2
 
 
 def test_objects_pickle(eight_gpu: hwaccel.Registry) -> None:

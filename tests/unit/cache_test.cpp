@@ -262,7 +262,8 @@ TEST_F(DiskCacheTest, ForeignOrUntrustedFilesAreNotRead) {
     std::string says;
   };
   const std::string good_header = std::string("{\"cache_format\":1,\"library_version\":\"") +
-                                  std::string(library_version()) + "\",\"schema_version\":1,\"options\":\"";
+                                  std::string(library_version()) + "\",\"schema_version\":" +
+                                  std::to_string(registry_schema_version) + ",\"options\":\"";
   const std::vector<Case> cases = {
       {"{\"cache_format\":2}\n{}", WarningKind::unsupported, "cache format 2"},
       {"{\"cache_format\":1,\"library_version\":\"0.0.1\",\"schema_version\":1,\"options\":\"x\",\"written_at_unix_ms\":1}\n{}",
@@ -321,7 +322,10 @@ TEST_F(DiskCacheTest, FileNameIsKeyedByVersionSchemaAndOptions) {
   EXPECT_EQ(DiskCache::open(disk_options(), *live)->path(), a);
   EXPECT_NE(DiskCache::open(disk_options(no_probes), *live)->path(), a);
   EXPECT_NE(DiskCache::open(disk_options(cuda_only), *live)->path(), a);
-  EXPECT_NE(a.find(std::string("registry-") + std::string(library_version()) + "-schema1-"), std::string::npos) << a;
+  EXPECT_NE(a.find(std::string("registry-") + std::string(library_version()) + "-schema" +
+                   std::to_string(registry_schema_version) + "-"),
+            std::string::npos)
+      << a;
   EXPECT_TRUE(a.starts_with(folder() + "/")) << a;
 }
 
