@@ -1,6 +1,7 @@
 // Terminal detection, timestamps and whole-file I/O for the CLI.
 #include "common.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace hwaccel::cli {
@@ -42,6 +44,33 @@ bool write_file(const std::string& path, std::string_view content, std::string& 
     return false;
   }
   return true;
+}
+
+bool replace_file(const std::string& path, std::string_view content, std::string& error) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string(".") : path.substr(0, std::max<std::size_t>(slash, 1));
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string temporary = dir + "/." + name + ".XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) {
+    error = "cannot create a file in " + dir + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = ::fchmod(fd, 0644) == 0;
+  std::size_t written = 0;
+  while (ok && written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) written += static_cast<std::size_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  const int saved = errno;
+  ok = (::close(fd) == 0) && ok;
+  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) return true;
+  error = "cannot write " + path + ": " + std::strerror(ok ? errno : saved);
+  ::unlink(temporary.c_str());
+  return false;
 }
 
 bool read_file(const std::string& path, std::string& content, std::string& error, std::size_t cap) {

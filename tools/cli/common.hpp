@@ -50,6 +50,11 @@ std::string utc_timestamp();
 bool write_file(const std::string& path, std::string_view content, std::string& error);
 /// "1.5 GiB", "300 MiB", "12 KiB", "7 B".
 std::string bytes_text(std::uint64_t bytes);
+/// Replaces a file atomically: written under a temporary name in the same
+/// folder, synced, then renamed, so that a reader (node-exporter's textfile
+/// collector, NFD's features.d watcher) sees the old file or the new one,
+/// never half of one.
+bool replace_file(const std::string& path, std::string_view content, std::string& error);
 /// Reads a whole file up to `cap` bytes; on failure returns false and sets `error`.
 bool read_file(const std::string& path, std::string& content, std::string& error, std::size_t cap = 64 << 20);
 

@@ -2,17 +2,10 @@
 // atomically into node-exporter's textfile-collector folder.
 #include "commands.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 import hwaccel;
 
@@ -27,33 +20,6 @@ struct MetricsArgs {
   bool json = false;
   std::string textfile_dir;
 };
-
-// Written under a temporary name in the same folder, then renamed: the
-// collector reads the old file or the new one, never half of one.
-bool write_textfile(const std::string& dir, const std::string& content, std::string& error) {
-  const std::string target = dir + "/hwaccel.prom";
-  std::string temporary = dir + "/.hwaccel.prom.XXXXXX";
-  const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) {
-    error = "cannot create a file in " + dir + ": " + std::strerror(errno);
-    return false;
-  }
-  bool ok = ::fchmod(fd, 0644) == 0;
-  std::size_t written = 0;
-  while (ok && written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) written += static_cast<std::size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  const int saved = errno;
-  ok = (::close(fd) == 0) && ok;
-  if (ok && ::rename(temporary.c_str(), target.c_str()) == 0) return true;
-  error = "cannot write " + target + ": " + std::strerror(ok ? errno : saved);
-  ::unlink(temporary.c_str());
-  return false;
-}
 
 int run_metrics(const MetricsArgs& args) {
   auto builder = make_builder(args.detect);
@@ -77,7 +43,7 @@ int run_metrics(const MetricsArgs& args) {
       metrics_text(registry, sample, counters, args.openmetrics ? MetricsFormat::openmetrics : MetricsFormat::prometheus_text);
   if (!args.textfile_dir.empty()) {
     std::string error;
-    if (!write_textfile(args.textfile_dir, text, error)) {
+    if (!replace_file(args.textfile_dir + "/hwaccel.prom", text, error)) {
       std::cerr << "hwaccel metrics: " << error << "\n";
       return exit_failure;
     }
