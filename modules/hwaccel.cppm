@@ -7,3 +7,4 @@ export import hwaccel.plan;
 export import hwaccel.training;
 export import hwaccel.doctor;
 export import hwaccel.telemetry;
+export import hwaccel.fleet;

@@ -20,6 +20,7 @@ void add_log_options(CLI::App& cmd, LogArgs& args);
 struct DetectArgs {
   std::string fixture;
   std::string backends;
+  std::string host;
   bool pretty = false;
   bool table = false;
   bool no_timings = false;
@@ -45,5 +46,7 @@ Command add_summary_command(CLI::App& app);
 Command add_doctor_command(CLI::App& app);
 Command add_metrics_command(CLI::App& app);
 Command add_serve_command(CLI::App& app);
+Command add_fleet_command(CLI::App& app);
+Command add_export_command(CLI::App& app);
 
 }  // namespace hwaccel::cli

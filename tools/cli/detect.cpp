@@ -19,6 +19,39 @@ import hwaccel;
 
 namespace hwaccel::cli {
 
+CLI::Validator host_name_validator() {
+  return CLI::Validator(
+      [](std::string& name) {
+        const auto problem = host_name_problem(name);
+        return problem ? *problem : std::string();
+      },
+      "HOST", "host name");
+}
+
+void add_host_option(CLI::App& cmd, DetectArgs& args) {
+  cmd.add_option("--host", args.host,
+                 "The node's name in the registry (system.host) instead of the kernel's host name: a Kubernetes "
+                 "node name, a Slurm node name, or a name for a fixture in a fleet scan")
+      ->check(host_name_validator());
+}
+
+std::optional<DetectedMachine> detect_machine(std::string_view command, const DetectArgs& args, int& exit_code) {
+  auto builder = make_builder(args);
+  if (!builder) {
+    exit_code = exit_usage;
+    return std::nullopt;
+  }
+  DetectedMachine machine;
+  machine.system = machine_system(command, args);
+  if (!machine.system) {
+    exit_code = exit_failure;
+    return std::nullopt;
+  }
+  machine.registry = builder->detect(*machine.system);
+  if (!args.host.empty()) machine.registry.inventory().system.host = args.host;
+  return machine;
+}
+
 // Resolves --backends, then $HWACCEL_BACKENDS; a bad list is a usage error.
 std::optional<DetectBuilder> make_builder(const DetectArgs& args) {
   DetectBuilder builder;
@@ -161,6 +194,7 @@ void add_detect_options(CLI::App& cmd, DetectArgs& args) {
       ->check(CLI::ExistingDirectory);
   cmd.add_option("--backends", args.backends,
                  "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
+  add_host_option(cmd, args);
   cmd.add_flag("--pretty", args.pretty, "Indent the JSON (no effect with --table)");
   cmd.add_flag("--table", args.table,
                "A table for people instead of JSON: one device a line (ID, family, name, memory, free memory, "
@@ -193,6 +227,7 @@ int run_detect(const DetectArgs& args) {
   } else {
     registry = builder->detect();
   }
+  if (!args.host.empty()) registry.inventory().system.host = args.host;
   if (args.summary) {
     std::cout << summary_json(registry, args.pretty);
     if (!args.pretty) std::cout << "\n";
@@ -217,6 +252,7 @@ Command add_detect_command(CLI::App& app) {
       "  hwaccel detect --table\n"
       "  hwaccel detect --backends cpu,cuda --pretty\n"
       "  hwaccel detect --fixture fixtures/machines/dual-xeon-8480-no-accel --no-timings\n"
+      "  hwaccel detect --host \"$NODE_NAME\" --no-timings   (a node of a fleet scan: docs/fleet.md)\n"
       "\n" +
       std::string(common_help_footer));
   add_detect_options(*cmd, *args);

@@ -30,4 +30,17 @@ std::unique_ptr<System> machine_system(std::string_view command, const DetectArg
 /// --simulate-durations.
 void add_machine_options(CLI::App& cmd, DetectArgs& args, const std::string& fixture_help);
 
+/// A machine read and detected as the options say, named by --host when given.
+struct DetectedMachine {
+  std::unique_ptr<System> system;
+  AcceleratorRegistry registry;
+};
+/// nullopt after saying why on stderr; `exit_code` is then what to return.
+std::optional<DetectedMachine> detect_machine(std::string_view command, const DetectArgs& args, int& exit_code);
+/// --host: the node's name instead of the kernel's host name.
+void add_host_option(CLI::App& cmd, DetectArgs& args);
+
+/// Accepts a node name that a fleet scan can key by (host_name_problem).
+CLI::Validator host_name_validator();
+
 }  // namespace hwaccel::cli

@@ -1,0 +1,345 @@
+// hwaccel.fleet: many nodes' registries as one inventory (docs/fleet.md).
+// Collects registries from files, JSON lines or a command run per host; keeps
+// scans in SQLite and tells what changed between them or against a baseline;
+// and describes a node to the schedulers in their own formats: Node Feature
+// Discovery labels for Kubernetes, gres.conf and slurm.conf lines for Slurm.
+module;
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+export module hwaccel.fleet;
+export import hwaccel.hardware;
+export import hwaccel.detect;
+export import hwaccel.registry;
+
+export namespace hwaccel {
+
+/// Version of the fleet document (docs/fleet.schema.json).
+inline constexpr std::uint32_t fleet_schema_version = 1;
+
+/// Why a node has no registry in a scan.
+enum class NodeErrorKind : std::uint8_t {
+  timeout,       ///< no answer before the per-node deadline; its process group was killed
+  failed,        ///< the command exited non-zero, by a signal, or could not start
+  too_large,     ///< it printed more than the per-node output cap
+  parse_error,   ///< what it printed (or the file) is not a registry
+  io_error,      ///< the registry file could not be read
+  no_answer,     ///< the node was expected (a baseline, a host list) and is absent
+};
+
+std::string_view to_string(NodeErrorKind kind) noexcept;
+std::optional<NodeErrorKind> parse_node_error_kind(std::string_view name) noexcept;
+
+struct NodeError {
+  NodeErrorKind kind = NodeErrorKind::failed;
+  std::string message;  ///< names the host or file and says what happened
+  friend bool operator==(const NodeError&, const NodeError&) = default;
+};
+
+/// One node of a scan: its registry, or why there is none.
+struct FleetNode {
+  std::string host;
+  std::chrono::system_clock::time_point scanned_at{};
+  std::string source;  ///< "exec", "file:<path>", "stdin:<line>"
+  std::chrono::milliseconds elapsed{0};  ///< how long the node took to answer (exec)
+  std::optional<AcceleratorRegistry> registry;
+  std::optional<NodeError> error;
+
+  bool answered() const noexcept { return registry.has_value(); }
+  friend bool operator==(const FleetNode&, const FleetNode&) = default;
+};
+
+/// Devices counted under one key (a model name, a spec id, a backend).
+struct FleetCount {
+  std::string key;
+  std::uint64_t devices = 0;
+  std::uint64_t nodes = 0;         ///< nodes with at least one such device
+  std::uint64_t memory_bytes = 0;  ///< memory_bytes summed (devices of unknown size add 0)
+  friend bool operator==(const FleetCount&, const FleetCount&) = default;
+};
+
+/// What the fleet holds, over the nodes that answered. The CPU devices are
+/// left out of the device counts (every node has one).
+struct FleetTotals {
+  std::uint64_t nodes = 0;
+  std::uint64_t nodes_answered = 0;
+  std::uint64_t accelerators = 0;
+  std::uint64_t accelerator_memory_bytes = 0;
+  std::vector<FleetCount> by_model;    ///< by device name, sorted by key
+  std::vector<FleetCount> by_spec;     ///< by spec_id; devices without one are not counted here
+  std::vector<FleetCount> by_backend;  ///< by backend name
+  friend bool operator==(const FleetTotals&, const FleetTotals&) = default;
+};
+
+/// A scan: the nodes (sorted by host, each host once) and what went wrong
+/// that belongs to no node (a line naming no host, a host given twice).
+struct Fleet {
+  std::chrono::system_clock::time_point scanned_at{};
+  std::vector<FleetNode> nodes;
+  std::vector<std::string> warnings;
+
+  const FleetNode* find(std::string_view host) const noexcept;
+  friend bool operator==(const Fleet&, const Fleet&) = default;
+};
+
+FleetTotals fleet_totals(const Fleet& fleet);
+
+/// The fleet document (docs/fleet.md): canonical, with its totals.
+std::string to_json(const Fleet& fleet, bool pretty = false);
+/// Reads a fleet document; a single registry document (what `hwaccel
+/// detect` prints) is read as a fleet of one node, named by its system.host.
+Result<Fleet> fleet_from_json(std::string_view json);
+
+/// Why `name` cannot be a host name in a scan (empty, too long, a leading
+/// '-' that a command would read as an option, a character outside
+/// [A-Za-z0-9._-:@]), or nullopt when it can. The host is handed to a
+/// command as one argument, never through a shell, but an ssh target that
+/// starts with '-' is still an option.
+std::optional<std::string> host_name_problem(std::string_view name);
+
+/// Host names from a list: commas, blanks or new lines between them, '#'
+/// comments. A bad name or a name given twice is an invalid_input error.
+Result<std::vector<std::string>> parse_host_list(std::string_view text);
+
+// --- collecting registries ---------------------------------------------------------
+
+/// Limits of a scan.
+struct ScanOptions {
+  std::chrono::milliseconds node_deadline{60'000};  ///< per node, for the command template
+  std::size_t concurrency = 32;                     ///< commands running at once
+  std::size_t max_output_bytes = std::size_t{16} << 20;  ///< per node; a registry is ~1 KB per device
+  /// The scan's time (whole seconds); the clock's when empty (tests pin it).
+  std::optional<std::chrono::system_clock::time_point> now;
+};
+
+/// Registry files, or folders of them (their *.json files). A node is named
+/// by its registry's system.host, else by the file's name without .json.
+/// A file that cannot be read or parsed is a node error, never a failure.
+Fleet scan_files(std::span<const std::string> paths, const ScanOptions& options = {});
+
+/// JSON lines, one registry per line (`srun hwaccel detect --no-timings`, a
+/// DaemonSet's logs). Each registry names its node in system.host; a line
+/// without one, or one that is not a registry, is a warning of the scan
+/// (no node can be blamed). Blank lines are skipped; a host given twice
+/// keeps its last registry, with a warning.
+Fleet scan_lines(std::string_view text, const ScanOptions& options = {});
+
+/// A command run once per host: words split as a shell would (single and
+/// double quotes, backslash), but run without one; "{host}" is replaced in
+/// every word. It must name {host} at least once.
+struct CommandTemplate {
+  std::vector<std::string> words;
+  static Result<CommandTemplate> parse(std::string_view text);
+  std::vector<std::string> argv_for(std::string_view host) const;
+};
+
+/// Runs the template for every host through `system` (the System seam:
+/// fixtures replay it), `options.concurrency` at a time, each with the
+/// per-node deadline and output cap. A host that times out, fails, prints
+/// too much or prints no registry is a node error in the result.
+Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const CommandTemplate& command,
+                 const ScanOptions& options = {});
+
+// --- what changed --------------------------------------------------------------
+
+/// A device's identity across scans: its PCI address, else its UUID, else
+/// its registry id. List positions change when a GPU falls off the bus;
+/// these do not.
+std::string device_identity(const DeviceProfile& device);
+
+struct FieldChange {
+  std::string field;  ///< "memory_bytes", "driver_version", "firmware_version", "name", "partitions", ...
+  std::string before;
+  std::string after;
+  friend bool operator==(const FieldChange&, const FieldChange&) = default;
+};
+
+enum class ChangeKind : std::uint8_t { added, removed, changed };
+std::string_view to_string(ChangeKind kind) noexcept;
+
+struct DeviceChange {
+  std::string host;
+  ChangeKind kind = ChangeKind::changed;
+  std::string identity;  ///< device_identity()
+  std::string id;        ///< the registry id, in the scan it is seen in
+  std::string name;
+  std::vector<FieldChange> fields;  ///< for `changed`
+  friend bool operator==(const DeviceChange&, const DeviceChange&) = default;
+};
+
+enum class NodeChangeKind : std::uint8_t { added, gone, stopped_answering, answering_again };
+std::string_view to_string(NodeChangeKind kind) noexcept;
+
+struct NodeChange {
+  std::string host;
+  NodeChangeKind kind = NodeChangeKind::added;
+  std::string detail;  ///< the error of a node that stopped answering
+  friend bool operator==(const NodeChange&, const NodeChange&) = default;
+};
+
+/// What changed from one scan to another, sorted by host.
+struct FleetDiff {
+  std::vector<NodeChange> nodes;
+  std::vector<DeviceChange> devices;
+  bool empty() const noexcept { return nodes.empty() && devices.empty(); }
+  friend bool operator==(const FleetDiff&, const FleetDiff&) = default;
+};
+
+/// Devices are matched by device_identity within a node; CPUs compare like
+/// any device (a CPU swap is a change). Live values (free memory, power,
+/// temperature, utilization) are not changes.
+FleetDiff fleet_diff(const Fleet& before, const Fleet& after);
+std::string to_json(const FleetDiff& diff, bool pretty = false);
+/// One line per change, for people.
+std::string to_text(const FleetDiff& diff);
+
+/// A node that does not match the baseline.
+struct CheckFinding {
+  std::string host;
+  std::string message;  ///< "node-17: expected 8 NVIDIA H100 80GB HBM3, found 7; cuda:3 (0000:5d:00.0) missing"
+  friend bool operator==(const CheckFinding&, const CheckFinding&) = default;
+};
+
+struct CheckOptions {
+  /// Also driver and firmware versions (off by default: a fleet-wide
+  /// upgrade would fail every node until the baseline is taken again).
+  bool versions = false;
+};
+
+/// Compares every baseline node's accelerators with the current scan:
+/// devices missing or extra (by identity, counted by model), unavailable,
+/// or with a different memory size; a node that is gone or did not answer.
+/// Nodes only in the current scan are not findings (a new node has no
+/// baseline yet), nor are baseline nodes that did not answer then. Empty
+/// when the fleet matches.
+std::vector<CheckFinding> fleet_check(const Fleet& baseline, const Fleet& current, const CheckOptions& options = {});
+
+// --- history in SQLite ----------------------------------------------------------
+
+/// Version of the database's tables (PRAGMA user_version): a database of a
+/// newer hwaccel is refused, an older one is migrated in one transaction.
+inline constexpr int fleet_store_version = 1;
+
+struct ScanRecord {
+  std::int64_t id = 0;
+  std::chrono::system_clock::time_point scanned_at{};
+  std::uint64_t nodes = 0;
+  std::uint64_t nodes_answered = 0;
+  std::uint64_t accelerators = 0;
+  friend bool operator==(const ScanRecord&, const ScanRecord&) = default;
+};
+
+/// Scans kept in a SQLite database. Each scan is written in one transaction:
+/// an interrupted scan leaves the database as it was. Writers wait for each
+/// other (up to `busy_timeout`), so two scans writing at once both land. A
+/// file that is not a database, a newer schema, or a database that stays
+/// locked is an error that says so.
+class FleetStore {
+ public:
+  enum class Mode : std::uint8_t { read_only, read_write };
+
+  static Result<FleetStore> open(const std::string& path, Mode mode = Mode::read_write,
+                                 std::chrono::milliseconds busy_timeout = std::chrono::milliseconds{10'000});
+  FleetStore(FleetStore&&) noexcept;
+  FleetStore& operator=(FleetStore&&) noexcept;
+  ~FleetStore();
+
+  /// Appends a scan; returns its id.
+  Result<std::int64_t> append(const Fleet& fleet);
+  /// The scans, oldest first.
+  Result<std::vector<ScanRecord>> scans() const;
+  /// The newest scan's id, nullopt when there is none.
+  Result<std::optional<std::int64_t>> latest() const;
+  /// The scan before `id`, nullopt when `id` is the first.
+  Result<std::optional<std::int64_t>> previous(std::int64_t id) const;
+  Result<Fleet> load(std::int64_t id) const;
+  /// Deletes all but the newest `keep` scans; returns how many went.
+  Result<std::uint64_t> prune(std::size_t keep);
+  /// PRAGMA user_version of the open database.
+  int schema_version() const noexcept;
+
+ private:
+  struct State;
+  explicit FleetStore(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// --- Kubernetes: Node Feature Discovery ---------------------------------------------
+
+/// A node label: a name with an optional "prefix/" and its value.
+struct NodeLabel {
+  std::string name;
+  std::string value;
+  friend bool operator==(const NodeLabel&, const NodeLabel&) = default;
+};
+
+/// Why a label breaks Kubernetes' rules for label keys and values (name
+/// segment ≤ 63 characters of [A-Za-z0-9._-] starting and ending
+/// alphanumeric; prefix a DNS subdomain ≤ 253 characters; value empty or
+/// like a name segment), or nullopt when it is valid.
+std::optional<std::string> label_problem(const NodeLabel& label);
+
+struct NfdOptions {
+  /// Also the names vendors' own discovery uses (NVIDIA GPU feature
+  /// discovery, Intel's GPU labeller, AMD's node labeller), so that node
+  /// selectors written for them keep working.
+  bool vendor_labels = false;
+  /// The node itself, for what a registry does not keep (an Intel GPU's PCI
+  /// class, which Intel's labels name); those labels are left out without it.
+  const System* system = nullptr;
+};
+
+/// The node's labels, sorted by name: under feature.node.kubernetes.io/
+/// (NFD's namespace for features.d files) hwaccel-* labels with device
+/// counts per spec id, backend and family, memory, compute capability,
+/// interconnect domains and NUMA facts. Every value passes label_problem.
+std::vector<NodeLabel> nfd_labels(const AcceleratorRegistry& registry, const NfdOptions& options = {});
+
+/// An NFD features.d file: "name=value" lines, with an expiry time comment
+/// (NFD drops the labels when it passes) when `expiry` is set.
+std::string nfd_feature_file(std::span<const NodeLabel> labels,
+                             std::optional<std::chrono::system_clock::time_point> expiry = std::nullopt);
+
+// --- Slurm ------------------------------------------------------------------
+
+struct SlurmOptions {
+  /// NodeName of the slurm.conf line (default: the registry's system.host).
+  std::optional<std::string> node_name;
+  /// Prefix every gres.conf line with NodeName=, for one file shared by nodes.
+  bool node_name_in_gres = false;
+};
+
+struct SlurmNodeConfig {
+  std::string gres_conf;   ///< gres.conf lines, with a comment per device
+  std::string node_line;   ///< slurm.conf NodeName= line
+  std::string gres_types;  ///< the GresTypes= value it needs ("gpu")
+  std::vector<std::string> warnings;  ///< what could not be known (a core map, a device file)
+};
+
+/// gres.conf and slurm.conf lines for the node: one line per GPU (MIG
+/// instances and AMD compute partitions as GPUs of their own), File= or
+/// MultipleFiles= device files, Cores= in Slurm's logical core numbering
+/// (cores numbered socket by socket, as `lstopo -l` does, never OS CPU
+/// ids), and Links= from the link matrix in Slurm's device order (sorted by
+/// PCI address). Device minors, the core map and render nodes are read
+/// through `system` (the node's own System, or a fixture).
+SlurmNodeConfig slurm_node_config(const AcceleratorRegistry& registry, const System& system,
+                                  const SlurmOptions& options = {});
+
+}  // namespace hwaccel
+
+// Shared by the module's implementation units; not exported.
+namespace hwaccel::fleet_detail {
+/// "2026-11-26T13:50:19Z" (UTC, whole seconds).
+std::string format_utc(std::chrono::system_clock::time_point at);
+std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view text) noexcept;
+/// The scan time of `options`, in whole seconds.
+std::chrono::system_clock::time_point scan_time(const ScanOptions& options);
+/// Sorts nodes by host and keeps each host's last entry, with a warning per duplicate.
+void settle_nodes(Fleet& fleet);
+}  // namespace hwaccel::fleet_detail

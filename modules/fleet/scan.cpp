@@ -1,0 +1,272 @@
+// Collecting one registry per node: from files, JSON lines, or a command per host.
+module;
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+module hwaccel.fleet;
+
+namespace hwaccel {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string mib(std::size_t bytes) { return text::cat(bytes >> 20, " MiB"); }
+
+// A registry from a node's output; what it printed before the document (an
+// `srun --label` "12: ", a `kubectl logs --prefix` "[pod/x] ") is skipped.
+Result<AcceleratorRegistry> registry_of_output(std::string_view out) {
+  out = text::trim(out);
+  if (!out.empty() && out.front() != '{') {
+    const auto brace = out.find('{');
+    if (brace != std::string_view::npos && brace < 256 && out.substr(0, brace).find('"') == std::string_view::npos)
+      out.remove_prefix(brace);
+  }
+  if (out.empty()) return fail(ErrorKind::parse_error, "printed nothing");
+  if (out.front() != '{') return fail(ErrorKind::parse_error, text::cat("printed no JSON: \"", text::excerpt(out, 60), "\""));
+  return registry_from_json(out);
+}
+
+FleetNode file_node(const fs::path& path, const ScanOptions& options, std::chrono::system_clock::time_point now) {
+  FleetNode node;
+  node.scanned_at = now;
+  node.source = text::cat("file:", path.string());
+  node.host = path.stem().string();
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  std::string content;
+  if (!ec && size > options.max_output_bytes) {
+    node.error = NodeError{NodeErrorKind::too_large,
+                           text::cat(path.string(), ": ", size, " bytes, more than the ", mib(options.max_output_bytes),
+                                     " a registry may have")};
+    return node;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in || ec) {
+    node.error = NodeError{NodeErrorKind::io_error, text::cat(path.string(), ": cannot be read")};
+    return node;
+  }
+  content.resize(static_cast<std::size_t>(size));
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  content.resize(static_cast<std::size_t>(in.gcount()));
+  auto registry = registry_of_output(content);
+  if (!registry) {
+    node.error = NodeError{NodeErrorKind::parse_error, text::cat(path.string(), ": not a registry: ", registry.error().message)};
+    return node;
+  }
+  if (registry->system().host && !host_name_problem(*registry->system().host)) node.host = *registry->system().host;
+  node.registry = std::move(*registry);
+  return node;
+}
+
+}  // namespace
+
+Fleet scan_files(std::span<const std::string> paths, const ScanOptions& options) {
+  Fleet fleet;
+  fleet.scanned_at = fleet_detail::scan_time(options);
+  for (const auto& given : paths) {
+    const fs::path path(given);
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<fs::path> files;
+      for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".json" && it->is_regular_file(ec)) files.push_back(it->path());
+      if (ec) fleet.warnings.push_back(text::cat(given, ": cannot list the folder: ", ec.message()));
+      std::sort(files.begin(), files.end());
+      if (files.empty() && !ec) fleet.warnings.push_back(text::cat(given, ": no .json file in the folder"));
+      for (const auto& f : files) fleet.nodes.push_back(file_node(f, options, fleet.scanned_at));
+    } else {
+      fleet.nodes.push_back(file_node(path, options, fleet.scanned_at));
+    }
+  }
+  fleet_detail::settle_nodes(fleet);
+  return fleet;
+}
+
+Fleet scan_lines(std::string_view input, const ScanOptions& options) {
+  Fleet fleet;
+  fleet.scanned_at = fleet_detail::scan_time(options);
+  std::size_t line_number = 0;
+  std::string_view rest = input;
+  while (!rest.empty()) {
+    const std::string_view line = text::next_line(rest);
+    ++line_number;
+    if (text::trim(line).empty()) continue;
+    if (line.size() > options.max_output_bytes) {
+      fleet.warnings.push_back(text::cat("line ", line_number, ": longer than ", mib(options.max_output_bytes), "; skipped"));
+      continue;
+    }
+    auto registry = registry_of_output(line);
+    if (!registry) {
+      fleet.warnings.push_back(text::cat("line ", line_number, ": not a registry (", registry.error().message, "); skipped"));
+      continue;
+    }
+    const auto& host = registry->system().host;
+    if (!host) {
+      fleet.warnings.push_back(text::cat("line ", line_number,
+                                         ": the registry names no host (system.host: run `hwaccel detect --host NAME`); "
+                                         "skipped, since a line's position names no node"));
+      continue;
+    }
+    if (const auto problem = host_name_problem(*host)) {
+      fleet.warnings.push_back(text::cat("line ", line_number, ": ", *problem, "; skipped"));
+      continue;
+    }
+    FleetNode node;
+    node.host = *host;
+    node.scanned_at = fleet.scanned_at;
+    node.source = text::cat("stdin:", line_number);
+    node.registry = std::move(*registry);
+    fleet.nodes.push_back(std::move(node));
+  }
+  fleet_detail::settle_nodes(fleet);
+  return fleet;
+}
+
+Result<CommandTemplate> CommandTemplate::parse(std::string_view input) {
+  CommandTemplate command;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    const char c = input[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) command.words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else if (c == '\'') {
+      const auto close = input.find('\'', i + 1);
+      if (close == std::string_view::npos) return fail(ErrorKind::invalid_input, "command template: a ' is not closed");
+      word.append(input.substr(i + 1, close - i - 1));
+      in_word = true;
+      i = close;
+    } else if (c == '"') {
+      std::size_t j = i + 1;
+      for (; j < input.size() && input[j] != '"'; ++j) {
+        if (input[j] == '\\' && j + 1 < input.size() && std::string_view("\"\\$`").find(input[j + 1]) != std::string_view::npos)
+          ++j;
+        word.push_back(input[j]);
+      }
+      if (j >= input.size()) return fail(ErrorKind::invalid_input, "command template: a \" is not closed");
+      in_word = true;
+      i = j;
+    } else if (c == '\\') {
+      if (i + 1 >= input.size()) return fail(ErrorKind::invalid_input, "command template: it ends with a backslash");
+      word.push_back(input[++i]);
+      in_word = true;
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  if (in_word) command.words.push_back(std::move(word));
+  if (command.words.empty()) return fail(ErrorKind::invalid_input, "command template is empty");
+  if (command.words.front().find('/') != std::string::npos)
+    return fail(ErrorKind::invalid_input,
+                text::cat("command template: \"", command.words.front(), "\" must be a tool name looked up on PATH"));
+  if (std::none_of(command.words.begin(), command.words.end(),
+                   [](const std::string& w) { return w.find("{host}") != std::string::npos; }))
+    return fail(ErrorKind::invalid_input, "command template does not name {host}: every node would run the same command");
+  return command;
+}
+
+std::vector<std::string> CommandTemplate::argv_for(std::string_view host) const {
+  std::vector<std::string> argv;
+  argv.reserve(words.size());
+  for (const auto& w : words) {
+    std::string out;
+    std::size_t from = 0;
+    for (auto at = w.find("{host}"); at != std::string::npos; at = w.find("{host}", from)) {
+      out.append(w, from, at - from);
+      out.append(host);
+      from = at + 6;
+    }
+    out.append(w, from);
+    argv.push_back(std::move(out));
+  }
+  return argv;
+}
+
+namespace {
+
+FleetNode run_node(const System& system, const std::string& host, const CommandTemplate& command,
+                   const ScanOptions& options, std::chrono::system_clock::time_point now) {
+  FleetNode node;
+  node.host = host;
+  node.scanned_at = now;
+  node.source = "exec";
+  ToolRequest request{command.argv_for(host), options.node_deadline, options.max_output_bytes};
+  const auto started = std::chrono::steady_clock::now();
+  auto run = system.run(request);
+  node.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  if (!run) {
+    const NodeErrorKind kind = run.error().kind == ErrorKind::timeout ? NodeErrorKind::timeout : NodeErrorKind::failed;
+    node.error = NodeError{kind, text::cat(host, ": ", run.error().message)};
+    return node;
+  }
+  const ToolResult& result = *run;
+  if (result.elapsed.count() > 0) node.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(result.elapsed);
+  if (result.out_truncated) {
+    node.error = NodeError{NodeErrorKind::too_large,
+                           text::cat(host, ": printed more than ", mib(options.max_output_bytes), "; not a registry")};
+    return node;
+  }
+  if (!result.succeeded()) {
+    const auto last_line = [](std::string_view err) {
+      err = text::trim(err);
+      const auto nl = err.rfind('\n');
+      return text::excerpt(nl == std::string_view::npos ? err : err.substr(nl + 1), 160);
+    };
+    std::string how = result.signal ? text::cat("was killed by signal ", *result.signal)
+                                    : text::cat("exited with status ", result.exit_code);
+    const std::string said = last_line(result.err);
+    node.error = NodeError{NodeErrorKind::failed,
+                           said.empty() ? text::cat(host, ": ", how) : text::cat(host, ": ", how, ": ", said)};
+    return node;
+  }
+  auto registry = registry_of_output(result.out);
+  if (!registry) {
+    node.error = NodeError{NodeErrorKind::parse_error, text::cat(host, ": not a registry: ", registry.error().message)};
+    return node;
+  }
+  node.registry = std::move(*registry);
+  return node;
+}
+
+}  // namespace
+
+Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const CommandTemplate& command,
+                 const ScanOptions& options) {
+  Fleet fleet;
+  fleet.scanned_at = fleet_detail::scan_time(options);
+  std::vector<FleetNode> nodes(hosts.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < hosts.size(); i = next++)
+      nodes[i] = run_node(system, hosts[i], command, options, fleet.scanned_at);
+  };
+  const std::size_t workers =
+      system.runs_instantly() ? 1 : std::clamp<std::size_t>(options.concurrency, 1, std::max<std::size_t>(hosts.size(), 1));
+  if (workers <= 1) {
+    work();
+  } else {
+    std::vector<std::jthread> threads;
+    threads.reserve(workers);
+    for (std::size_t t = 0; t < workers; ++t) threads.emplace_back(work);
+  }
+  fleet.nodes = std::move(nodes);
+  fleet_detail::settle_nodes(fleet);
+  return fleet;
+}
+
+}  // namespace hwaccel

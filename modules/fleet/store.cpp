@@ -1,0 +1,421 @@
+// Scans kept in SQLite: one transaction per scan, versioned migrations.
+module;
+#include <simdjson.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "json_input.hpp"
+module hwaccel.fleet;
+
+namespace hwaccel {
+
+namespace {
+
+// PRAGMA application_id: marks a file as hwaccel's ("hwac"), so that another
+// program's database is refused rather than written into.
+constexpr std::int64_t application_id = 0x68776163;
+
+// Migration k takes a database from user_version k to k + 1.
+constexpr std::array<std::string_view, fleet_store_version> migrations = {
+    R"sql(
+CREATE TABLE scans (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  scanned_at TEXT NOT NULL,
+  nodes INTEGER NOT NULL,
+  nodes_answered INTEGER NOT NULL,
+  accelerators INTEGER NOT NULL,
+  warnings TEXT NOT NULL
+);
+CREATE TABLE nodes (
+  scan_id INTEGER NOT NULL REFERENCES scans(id) ON DELETE CASCADE,
+  host TEXT NOT NULL,
+  scanned_at TEXT NOT NULL,
+  source TEXT NOT NULL,
+  elapsed_ms INTEGER NOT NULL,
+  registry TEXT,
+  error_kind TEXT,
+  error_message TEXT,
+  PRIMARY KEY (scan_id, host)
+);
+CREATE TABLE devices (
+  scan_id INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  identity TEXT NOT NULL,
+  id TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  name TEXT NOT NULL,
+  spec_id TEXT,
+  memory_bytes INTEGER,
+  driver_version TEXT,
+  firmware_version TEXT,
+  PRIMARY KEY (scan_id, host, identity),
+  FOREIGN KEY (scan_id, host) REFERENCES nodes(scan_id, host) ON DELETE CASCADE
+);
+CREATE INDEX devices_by_name ON devices(name);
+)sql",
+};
+
+struct CloseDb {
+  void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+};
+struct FinalizeStatement {
+  void operator()(sqlite3_stmt* s) const noexcept { sqlite3_finalize(s); }
+};
+using Db = std::unique_ptr<sqlite3, CloseDb>;
+
+Error db_error(sqlite3* db, std::string_view path, std::string_view doing) {
+  const int code = sqlite3_extended_errcode(db);
+  const int primary = code & 0xff;
+  std::string why = sqlite3_errmsg(db);
+  ErrorKind kind = ErrorKind::io_error;
+  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
+    why = "the file is not a SQLite database, or it is corrupt";
+    kind = ErrorKind::parse_error;
+  } else if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    why = "the database stayed locked by another process past the wait";
+    kind = ErrorKind::timeout;
+  } else if (primary == SQLITE_READONLY) {
+    why = "the database is read-only here (file or folder permissions, or a read-only mount)";
+    kind = ErrorKind::permission_denied;
+  } else if (primary == SQLITE_CANTOPEN) {
+    why = text::cat("cannot open it (", why, ")");
+  } else if (primary == SQLITE_FULL) {
+    why = "the disk is full";
+  }
+  return Error{kind, text::cat(path, ": ", doing, ": ", why)};
+}
+
+// A prepared statement with typed binds and reads.
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql) {
+    sqlite3_stmt* raw = nullptr;
+    status_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &raw, nullptr);
+    stmt_.reset(raw);
+  }
+  bool ok() const noexcept { return status_ == SQLITE_OK; }
+  Statement& bind(int i, std::string_view v) {
+    sqlite3_bind_text(stmt_.get(), i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& bind(int i, std::int64_t v) {
+    sqlite3_bind_int64(stmt_.get(), i, v);
+    return *this;
+  }
+  Statement& bind_null(int i) {
+    sqlite3_bind_null(stmt_.get(), i);
+    return *this;
+  }
+  template <class T>
+  Statement& bind(int i, const std::optional<T>& v) {
+    return v ? bind(i, *v) : bind_null(i);
+  }
+  /// SQLITE_ROW, SQLITE_DONE or an error code.
+  int step() { return status_ = sqlite3_step(stmt_.get()); }
+  void reset() {
+    sqlite3_reset(stmt_.get());
+    sqlite3_clear_bindings(stmt_.get());
+  }
+  std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_.get(), column); }
+  bool is_null(int column) const { return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL; }
+  std::string_view text_at(int column) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), column));
+    return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_.get(), column))) : std::string_view();
+  }
+
+ private:
+  std::unique_ptr<sqlite3_stmt, FinalizeStatement> stmt_;
+  int status_ = SQLITE_OK;
+};
+
+int exec(sqlite3* db, std::string_view sql) {
+  return sqlite3_exec(db, std::string(sql).c_str(), nullptr, nullptr, nullptr);
+}
+
+std::optional<std::int64_t> pragma_integer(sqlite3* db, std::string_view pragma) {
+  Statement s(db, text::cat("PRAGMA ", pragma));
+  if (!s.ok() || s.step() != SQLITE_ROW) return std::nullopt;
+  return s.integer(0);
+}
+
+// Rolls back unless committed, so that any early return leaves the database as it was.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) {}
+  int begin() { return exec(db_, "BEGIN IMMEDIATE"); }
+  int commit() {
+    const int rc = exec(db_, "COMMIT");
+    if (rc == SQLITE_OK) db_ = nullptr;
+    return rc;
+  }
+  ~Transaction() {
+    if (db_) exec(db_, "ROLLBACK");
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+ private:
+  sqlite3* db_;
+};
+
+std::string warnings_json(const std::vector<std::string>& warnings) {
+  json::Writer w(false, 256);
+  w.begin_array();
+  for (const auto& s : warnings) w.value(s);
+  w.end_array();
+  return std::move(w).take();
+}
+
+}  // namespace
+
+struct FleetStore::State {
+  Db db;
+  std::string path;
+  int version = 0;
+  bool read_only = false;
+};
+
+FleetStore::FleetStore(std::unique_ptr<State> state) : state_(std::move(state)) {}
+FleetStore::FleetStore(FleetStore&&) noexcept = default;
+FleetStore& FleetStore::operator=(FleetStore&&) noexcept = default;
+FleetStore::~FleetStore() = default;
+
+int FleetStore::schema_version() const noexcept { return state_->version; }
+
+Result<FleetStore> FleetStore::open(const std::string& path, Mode mode, std::chrono::milliseconds busy_timeout) {
+  auto state = std::make_unique<State>();
+  state->path = path;
+  state->read_only = mode == Mode::read_only;
+  sqlite3* raw = nullptr;
+  const int flags = (state->read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                    SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  state->db.reset(raw);
+  if (rc != SQLITE_OK) {
+    if (!raw) return fail(ErrorKind::io_error, text::cat(path, ": cannot open the database (out of memory)"));
+    return fail(db_error(raw, path, "cannot open the database"));
+  }
+  sqlite3* db = state->db.get();
+  sqlite3_busy_timeout(db, static_cast<int>(std::min<std::int64_t>(busy_timeout.count(), 1 << 30)));
+  sqlite3_extended_result_codes(db, 1);
+  exec(db, "PRAGMA foreign_keys = ON");
+
+  // The first read tells a database from any other file.
+  const auto version = pragma_integer(db, "user_version");
+  const auto app = pragma_integer(db, "application_id");
+  if (!version || !app) return fail(db_error(db, path, "cannot read the database"));
+  const auto foreign = [&] {
+    return fail(ErrorKind::invalid_input,
+                text::cat(path, ": a SQLite database of another program, not an hwaccel fleet database"));
+  };
+  if (*app != 0 && *app != application_id) return foreign();
+  if (*version > fleet_store_version)
+    return fail(ErrorKind::unsupported, text::cat(path, ": written by a newer hwaccel (schema ", *version,
+                                                  "; this one knows up to ", fleet_store_version, ")"));
+  state->version = static_cast<int>(*version);
+  if (state->version < fleet_store_version) {
+    if (state->read_only) {
+      if (state->version == 0)
+        return fail(ErrorKind::not_found, text::cat(path, ": no fleet database here (no scan was written to it)"));
+      return fail(ErrorKind::unsupported, text::cat(path, ": an older fleet database (schema ", state->version,
+                                                    "); open it for writing once to migrate it"));
+    }
+    Transaction tx(db);
+    if (tx.begin() != SQLITE_OK) return fail(db_error(db, path, "cannot start the migration"));
+    // Read again inside the transaction: another process may have created or
+    // migrated it meanwhile.
+    const auto now_version = pragma_integer(db, "user_version");
+    const auto now_app = pragma_integer(db, "application_id");
+    if (!now_version || !now_app) return fail(db_error(db, path, "cannot read the database"));
+    if (*now_app != 0 && *now_app != application_id) return foreign();
+    if (*now_app == 0 && *now_version == 0) {
+      Statement tables(db, "SELECT count(*) FROM sqlite_master");
+      if (!tables.ok() || tables.step() != SQLITE_ROW) return fail(db_error(db, path, "cannot read the database"));
+      if (tables.integer(0) > 0) return foreign();
+    }
+    const int now = static_cast<int>(std::min<std::int64_t>(*now_version, fleet_store_version));
+    for (int v = now; v < fleet_store_version; ++v)
+      if (exec(db, migrations[static_cast<std::size_t>(v)]) != SQLITE_OK)
+        return fail(db_error(db, path, text::cat("cannot migrate the database to schema ", v + 1)));
+    if (exec(db, text::cat("PRAGMA user_version = ", fleet_store_version)) != SQLITE_OK ||
+        exec(db, text::cat("PRAGMA application_id = ", application_id)) != SQLITE_OK || tx.commit() != SQLITE_OK)
+      return fail(db_error(db, path, "cannot migrate the database"));
+    state->version = fleet_store_version;
+  }
+  return FleetStore(std::move(state));
+}
+
+Result<std::int64_t> FleetStore::append(const Fleet& fleet) {
+  sqlite3* db = state_->db.get();
+  const std::string& path = state_->path;
+  if (state_->read_only) return fail(ErrorKind::permission_denied, text::cat(path, ": opened read-only"));
+  Transaction tx(db);
+  if (tx.begin() != SQLITE_OK) return fail(db_error(db, path, "cannot start writing the scan"));
+  const FleetTotals totals = fleet_totals(fleet);
+  Statement scan(db, "INSERT INTO scans (scanned_at, nodes, nodes_answered, accelerators, warnings) VALUES (?, ?, ?, ?, ?)");
+  if (!scan.ok()) return fail(db_error(db, path, "cannot write the scan"));
+  scan.bind(1, fleet_detail::format_utc(fleet.scanned_at))
+      .bind(2, static_cast<std::int64_t>(totals.nodes))
+      .bind(3, static_cast<std::int64_t>(totals.nodes_answered))
+      .bind(4, static_cast<std::int64_t>(totals.accelerators))
+      .bind(5, warnings_json(fleet.warnings));
+  if (scan.step() != SQLITE_DONE) return fail(db_error(db, path, "cannot write the scan"));
+  const std::int64_t id = sqlite3_last_insert_rowid(db);
+
+  Statement node(db,
+                 "INSERT INTO nodes (scan_id, host, scanned_at, source, elapsed_ms, registry, error_kind, error_message) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  Statement device(db,
+                   "INSERT OR IGNORE INTO devices (scan_id, host, identity, id, backend, name, spec_id, memory_bytes, "
+                   "driver_version, firmware_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!node.ok() || !device.ok()) return fail(db_error(db, path, "cannot write the scan"));
+  for (const auto& n : fleet.nodes) {
+    node.reset();
+    node.bind(1, id)
+        .bind(2, n.host)
+        .bind(3, fleet_detail::format_utc(n.scanned_at))
+        .bind(4, n.source)
+        .bind(5, static_cast<std::int64_t>(n.elapsed.count()));
+    if (n.registry) node.bind(6, to_json(*n.registry, JsonOptions{.include_timings = !n.registry->timings().empty()}));
+    else node.bind_null(6);
+    if (n.error) node.bind(7, to_string(n.error->kind)).bind(8, n.error->message);
+    else node.bind_null(7).bind_null(8);
+    if (node.step() != SQLITE_DONE) return fail(db_error(db, path, text::cat("cannot write node ", n.host)));
+    if (!n.registry) continue;
+    for (const auto& d : n.registry->devices()) {
+      device.reset();
+      device.bind(1, id)
+          .bind(2, n.host)
+          .bind(3, device_identity(d))
+          .bind(4, d.id)
+          .bind(5, to_string(d.backend))
+          .bind(6, d.name)
+          .bind(7, d.spec_id)
+          .bind(8, d.memory_bytes ? std::optional<std::int64_t>(static_cast<std::int64_t>(*d.memory_bytes)) : std::nullopt)
+          .bind(9, d.driver_version)
+          .bind(10, d.firmware_version);
+      if (device.step() != SQLITE_DONE)
+        return fail(db_error(db, path, text::cat("cannot write the devices of node ", n.host)));
+    }
+  }
+  if (tx.commit() != SQLITE_OK) return fail(db_error(db, path, "cannot commit the scan"));
+  return id;
+}
+
+Result<std::vector<ScanRecord>> FleetStore::scans() const {
+  sqlite3* db = state_->db.get();
+  Statement s(db, "SELECT id, scanned_at, nodes, nodes_answered, accelerators FROM scans ORDER BY id");
+  if (!s.ok()) return fail(db_error(db, state_->path, "cannot list the scans"));
+  std::vector<ScanRecord> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    ScanRecord r;
+    r.id = s.integer(0);
+    r.scanned_at = fleet_detail::parse_utc(s.text_at(1)).value_or(std::chrono::system_clock::time_point{});
+    r.nodes = static_cast<std::uint64_t>(s.integer(2));
+    r.nodes_answered = static_cast<std::uint64_t>(s.integer(3));
+    r.accelerators = static_cast<std::uint64_t>(s.integer(4));
+    out.push_back(r);
+  }
+  if (rc != SQLITE_DONE) return fail(db_error(db, state_->path, "cannot list the scans"));
+  return out;
+}
+
+Result<std::optional<std::int64_t>> FleetStore::latest() const {
+  sqlite3* db = state_->db.get();
+  Statement s(db, "SELECT max(id) FROM scans");
+  if (!s.ok() || s.step() != SQLITE_ROW) return fail(db_error(db, state_->path, "cannot read the scans"));
+  if (s.is_null(0)) return std::optional<std::int64_t>{};
+  return std::optional<std::int64_t>{s.integer(0)};
+}
+
+Result<std::optional<std::int64_t>> FleetStore::previous(std::int64_t id) const {
+  sqlite3* db = state_->db.get();
+  Statement s(db, "SELECT max(id) FROM scans WHERE id < ?");
+  if (!s.ok()) return fail(db_error(db, state_->path, "cannot read the scans"));
+  s.bind(1, id);
+  if (s.step() != SQLITE_ROW) return fail(db_error(db, state_->path, "cannot read the scans"));
+  if (s.is_null(0)) return std::optional<std::int64_t>{};
+  return std::optional<std::int64_t>{s.integer(0)};
+}
+
+Result<Fleet> FleetStore::load(std::int64_t id) const {
+  sqlite3* db = state_->db.get();
+  const std::string& path = state_->path;
+  Statement scan(db, "SELECT scanned_at, warnings FROM scans WHERE id = ?");
+  if (!scan.ok()) return fail(db_error(db, path, "cannot read the scan"));
+  scan.bind(1, id);
+  const int found = scan.step();
+  if (found == SQLITE_DONE) return fail(ErrorKind::not_found, text::cat(path, ": there is no scan ", id));
+  if (found != SQLITE_ROW) return fail(db_error(db, path, text::cat("cannot read scan ", id)));
+  Fleet fleet;
+  const auto at = fleet_detail::parse_utc(scan.text_at(0));
+  if (!at) return fail(ErrorKind::parse_error, text::cat(path, ": scan ", id, " has no valid time"));
+  fleet.scanned_at = *at;
+  {
+    simdjson::dom::parser parser;
+    simdjson::dom::array warnings;
+    if (json_input::parse(parser, scan.text_at(1)).get_array().get(warnings) == simdjson::SUCCESS)
+      for (simdjson::dom::element w : warnings) {
+        std::string_view s;
+        if (w.get_string().get(s) == simdjson::SUCCESS) fleet.warnings.emplace_back(s);
+      }
+  }
+
+  Statement nodes(db,
+                  "SELECT host, scanned_at, source, elapsed_ms, registry, error_kind, error_message FROM nodes "
+                  "WHERE scan_id = ? ORDER BY host");
+  if (!nodes.ok()) return fail(db_error(db, path, text::cat("cannot read scan ", id)));
+  nodes.bind(1, id);
+  int rc;
+  while ((rc = nodes.step()) == SQLITE_ROW) {
+    FleetNode n;
+    n.host = std::string(nodes.text_at(0));
+    n.scanned_at = fleet_detail::parse_utc(nodes.text_at(1)).value_or(fleet.scanned_at);
+    n.source = std::string(nodes.text_at(2));
+    n.elapsed = std::chrono::milliseconds{nodes.integer(3)};
+    if (!nodes.is_null(4)) {
+      auto registry = registry_from_json(nodes.text_at(4));
+      if (!registry)
+        return fail(ErrorKind::parse_error, text::cat(path, ": scan ", id, ", node ", n.host,
+                                                      ": the stored registry is unreadable: ", registry.error().message));
+      n.registry = std::move(*registry);
+    }
+    if (!nodes.is_null(5)) {
+      const auto kind = parse_node_error_kind(nodes.text_at(5));
+      n.error = NodeError{kind.value_or(NodeErrorKind::failed), std::string(nodes.text_at(6))};
+    }
+    if (!n.registry && !n.error)
+      return fail(ErrorKind::parse_error, text::cat(path, ": scan ", id, ", node ", n.host, ": neither a registry nor an error"));
+    fleet.nodes.push_back(std::move(n));
+  }
+  if (rc != SQLITE_DONE) return fail(db_error(db, path, text::cat("cannot read scan ", id)));
+  return fleet;
+}
+
+Result<std::uint64_t> FleetStore::prune(std::size_t keep) {
+  sqlite3* db = state_->db.get();
+  const std::string& path = state_->path;
+  if (state_->read_only) return fail(ErrorKind::permission_denied, text::cat(path, ": opened read-only"));
+  Transaction tx(db);
+  if (tx.begin() != SQLITE_OK) return fail(db_error(db, path, "cannot start pruning"));
+  Statement s(db, "DELETE FROM scans WHERE id NOT IN (SELECT id FROM scans ORDER BY id DESC LIMIT ?)");
+  if (!s.ok()) return fail(db_error(db, path, "cannot prune"));
+  s.bind(1, static_cast<std::int64_t>(std::min<std::size_t>(keep, std::size_t{1} << 62)));
+  if (s.step() != SQLITE_DONE) return fail(db_error(db, path, "cannot prune"));
+  const auto removed = static_cast<std::uint64_t>(sqlite3_changes(db));
+  if (tx.commit() != SQLITE_OK) return fail(db_error(db, path, "cannot commit the pruning"));
+  return removed;
+}
+
+}  // namespace hwaccel

@@ -1,0 +1,288 @@
+// The fleet layer: host lists, scans from files, lines and commands, the fleet
+// document, diffs and baseline checks (docs/fleet.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+import hwaccel;
+
+#include "module_helpers.hpp"
+
+namespace hwaccel {
+namespace {
+
+using testing::FixtureBuilder;
+using testing::TempDir;
+
+AcceleratorRegistry machine_registry(const std::string& name, const std::string& host) {
+  auto system = testing::open_machine(name);
+  auto registry = DetectBuilder{}.detect(*system);
+  registry.inventory().system.host = host;
+  return registry;
+}
+
+std::string compact(const AcceleratorRegistry& r) { return to_json(r, JsonOptions{.include_timings = false}); }
+
+void write(const std::filesystem::path& path, std::string_view content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+const FleetNode& node(const Fleet& fleet, std::string_view host) {
+  const FleetNode* n = fleet.find(host);
+  if (!n) throw std::runtime_error("no node " + std::string(host));
+  return *n;
+}
+
+ScanOptions pinned() {
+  ScanOptions options;
+  options.now = std::chrono::sys_days{std::chrono::year{2026} / 11 / 26} + std::chrono::hours{12};
+  return options;
+}
+
+TEST(FleetHosts, NamesThatACommandCannotMisread) {
+  EXPECT_FALSE(host_name_problem("node-17.cluster.local"));
+  EXPECT_FALSE(host_name_problem("user@gpu-3"));
+  EXPECT_FALSE(host_name_problem("10.0.0.7"));
+  EXPECT_TRUE(host_name_problem(""));
+  EXPECT_TRUE(host_name_problem("-oProxyCommand=touch x"));
+  EXPECT_TRUE(host_name_problem("a b"));
+  EXPECT_TRUE(host_name_problem("a;rm"));
+  EXPECT_TRUE(host_name_problem(std::string(254, 'a')));
+  const auto control = host_name_problem("a\x1b[2Jb");
+  ASSERT_TRUE(control);
+  EXPECT_NE(control->find("0x1b"), std::string::npos) << *control;
+  EXPECT_EQ(control->find('\x1b'), std::string::npos);
+}
+
+TEST(FleetHosts, ListsWithCommasLinesAndComments) {
+  const auto hosts = parse_host_list("# rack 1\nnode-1, node-2\n\nnode-3 # spare\r\nnode-4\tnode-5\n");
+  ASSERT_TRUE(hosts) << hosts.error().message;
+  EXPECT_EQ(*hosts, (std::vector<std::string>{"node-1", "node-2", "node-3", "node-4", "node-5"}));
+  const auto twice = parse_host_list("a,b\na");
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("line 2"), std::string::npos) << twice.error().message;
+  EXPECT_FALSE(parse_host_list("ok,-bad"));
+}
+
+TEST(FleetCommand, SplitsLikeAShellButRunsWithoutOne) {
+  const auto c = CommandTemplate::parse(R"(ssh -o 'BatchMode=yes' {host} "hwaccel detect --host \"{host}\"" x\ y)");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->argv_for("n1"),
+            (std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "n1", "hwaccel detect --host \"n1\"", "x y"}));
+  EXPECT_EQ(CommandTemplate::parse("srun -w {host}{host} x")->argv_for("a"), (std::vector<std::string>{"srun", "-w", "aa", "x"}));
+  EXPECT_FALSE(CommandTemplate::parse(""));
+  EXPECT_FALSE(CommandTemplate::parse("hwaccel detect"));  // no {host}
+  EXPECT_FALSE(CommandTemplate::parse("ssh '{host}"));
+  EXPECT_FALSE(CommandTemplate::parse("ssh \"{host}"));
+  EXPECT_FALSE(CommandTemplate::parse("ssh {host} \\"));
+  EXPECT_FALSE(CommandTemplate::parse("/usr/bin/ssh {host}"));  // tools come from PATH, like every tool run
+}
+
+TEST(FleetScan, FolderOfRegistriesWithBrokenFiles) {
+  TempDir dir;
+  write(dir.path() / "dgx.json", compact(machine_registry("dgx-h100-8x-nvswitch", "dgx-01")));
+  write(dir.path() / "mi300.json", compact(machine_registry("amd-8x-mi300x-xgmi", "mi300-01")));
+  AcceleratorRegistry unnamed = machine_registry("dual-xeon-8480-no-accel", "x");
+  unnamed.inventory().system.host.reset();
+  write(dir.path() / "cpu-node-7.json", compact(unnamed));
+  write(dir.path() / "garbage.json", "\x7f" "ELF not json at all");
+  write(dir.path() / "truncated.json", compact(unnamed).substr(0, 200));
+  write(dir.path() / "notes.txt", "not a registry and not .json: ignored");
+  ScanOptions options = pinned();
+  options.max_output_bytes = 1 << 20;
+  write(dir.path() / "huge.json", std::string((1 << 20) + 1, ' '));
+
+  const Fleet fleet = scan_files(std::vector<std::string>{dir.path().string()}, options);
+  ASSERT_EQ(fleet.nodes.size(), 6u);
+  EXPECT_TRUE(node(fleet, "dgx-01").answered());
+  EXPECT_EQ(node(fleet, "dgx-01").registry->devices().size(), 9u);
+  EXPECT_TRUE(node(fleet, "mi300-01").answered());
+  EXPECT_TRUE(node(fleet, "cpu-node-7").answered()) << "a registry without a host is named by its file";
+  EXPECT_EQ(node(fleet, "garbage").error->kind, NodeErrorKind::parse_error);
+  EXPECT_EQ(node(fleet, "truncated").error->kind, NodeErrorKind::parse_error);
+  EXPECT_EQ(node(fleet, "huge").error->kind, NodeErrorKind::too_large);
+  EXPECT_EQ(fleet.scanned_at, *options.now);
+
+  const FleetTotals totals = fleet_totals(fleet);
+  EXPECT_EQ(totals.nodes, 6u);
+  EXPECT_EQ(totals.nodes_answered, 3u);
+  EXPECT_EQ(totals.accelerators, 16u);
+  const auto h100 = std::find_if(totals.by_model.begin(), totals.by_model.end(),
+                                 [](const FleetCount& c) { return c.key == "NVIDIA H100 80GB HBM3"; });
+  ASSERT_NE(h100, totals.by_model.end());
+  EXPECT_EQ(h100->devices, 8u);
+  EXPECT_EQ(h100->nodes, 1u);
+  const auto rocm = std::find_if(totals.by_backend.begin(), totals.by_backend.end(),
+                                 [](const FleetCount& c) { return c.key == "rocm"; });
+  ASSERT_NE(rocm, totals.by_backend.end());
+  EXPECT_EQ(rocm->devices, 8u);
+}
+
+TEST(FleetScan, JsonLinesNameTheirNodes) {
+  const std::string dgx = compact(machine_registry("dgx-h100-8x-nvswitch", "dgx-01"));
+  const std::string mi300 = compact(machine_registry("amd-8x-mi300x-xgmi", "mi300-01"));
+  AcceleratorRegistry unnamed = machine_registry("dual-xeon-8480-no-accel", "x");
+  unnamed.inventory().system.host.reset();
+  const std::string input = "12: " + dgx + "\n\n" + "[pod/agent-x/hwaccel] " + mi300 + "\n" + compact(unnamed) + "\n" +
+                            "garbage line\n" + dgx + "\n" + mi300.substr(0, 100);
+  const Fleet fleet = scan_lines(input, pinned());
+  ASSERT_EQ(fleet.nodes.size(), 2u);
+  EXPECT_TRUE(node(fleet, "dgx-01").answered());
+  EXPECT_TRUE(node(fleet, "mi300-01").answered());
+  EXPECT_EQ(node(fleet, "dgx-01").source, "stdin:6") << "a host given twice keeps its last line";
+  const auto has = [&](std::string_view text) {
+    return std::any_of(fleet.warnings.begin(), fleet.warnings.end(),
+                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("line 4: the registry names no host"));
+  EXPECT_TRUE(has("line 5: not a registry"));
+  EXPECT_TRUE(has("line 7: not a registry"));
+  EXPECT_TRUE(has("host dgx-01 is given twice"));
+}
+
+TEST(FleetScan, CommandPerHostWithFailingNodes) {
+  const std::string good = compact(machine_registry("dgx-h100-8x-nvswitch", "ignored"));
+  FixtureBuilder machine("fleet head node");
+  machine.command({"node-agent", "good-1"}, good)
+      .command({"node-agent", "good-2"}, "Warning: Permanently added 'good-2'\n" + good)
+      .command({"node-agent", "hangs"}, "", 0, {}, /*hang=*/true)
+      .command({"node-agent", "fails"}, "", 255, "ssh: connect to host fails port 22: Connection refused\n")
+      .command({"node-agent", "garbage"}, "Last login: yesterday\n\x01\x02 binary")
+      .command({"node-agent", "floods"}, std::string(3 << 20, '{'));
+  auto system = FixtureSystem::open(machine.write());
+  ASSERT_TRUE(system) << system.error().message;
+  const auto command = CommandTemplate::parse("node-agent {host}");
+  ASSERT_TRUE(command);
+  ScanOptions options = pinned();
+  options.node_deadline = std::chrono::milliseconds{200};
+  options.max_output_bytes = 1 << 20;
+  const std::vector<std::string> hosts = {"good-1", "good-2", "hangs", "fails", "garbage", "floods", "unknown"};
+  const Fleet fleet = scan_hosts(**system, hosts, *command, options);
+  ASSERT_EQ(fleet.nodes.size(), hosts.size());
+  EXPECT_TRUE(node(fleet, "good-1").answered());
+  EXPECT_EQ(node(fleet, "good-1").host, "good-1") << "the host list names the node, not the registry";
+  EXPECT_TRUE(node(fleet, "good-2").answered()) << "a banner before the document is skipped";
+  EXPECT_EQ(node(fleet, "hangs").error->kind, NodeErrorKind::timeout);
+  EXPECT_EQ(node(fleet, "fails").error->kind, NodeErrorKind::failed);
+  EXPECT_NE(node(fleet, "fails").error->message.find("status 255: ssh: connect to host fails port 22: Connection refused"),
+            std::string::npos)
+      << node(fleet, "fails").error->message;
+  EXPECT_EQ(node(fleet, "garbage").error->kind, NodeErrorKind::parse_error);
+  EXPECT_EQ(node(fleet, "floods").error->kind, NodeErrorKind::too_large);
+  EXPECT_EQ(node(fleet, "unknown").error->kind, NodeErrorKind::failed);
+}
+
+TEST(FleetDocument, RoundTripsAndReadsASingleRegistry) {
+  TempDir dir;
+  write(dir.path() / "a.json", compact(machine_registry("dgx-h100-8x-nvswitch", "dgx-01")));
+  write(dir.path() / "b.json", "not json");
+  Fleet fleet = scan_files(std::vector<std::string>{dir.path().string()}, pinned());
+  fleet.warnings.push_back("a warning");
+  const std::string json = to_json(fleet, true);
+  const auto back = fleet_from_json(json);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, fleet);
+  EXPECT_EQ(to_json(*back, true), json);
+  EXPECT_NE(json.find("\"fleet_schema_version\": 1"), std::string::npos);
+  EXPECT_NE(json.find("\"scanned_at\": \"2026-11-26T12:00:00Z\""), std::string::npos);
+
+  const auto single = fleet_from_json(compact(machine_registry("amd-8x-mi300x-xgmi", "mi300-01")));
+  ASSERT_TRUE(single) << single.error().message;
+  ASSERT_EQ(single->nodes.size(), 1u);
+  EXPECT_EQ(single->nodes.front().host, "mi300-01");
+
+  for (const std::string bad : {"", "[]", "{}", R"({"fleet_schema_version":1})",
+                                R"({"fleet_schema_version":1,"nodes":[{"host":"-x","error":{"kind":"failed"}}]})",
+                                R"({"fleet_schema_version":1,"nodes":[{"host":"a"}]})",
+                                R"({"fleet_schema_version":1,"nodes":[{"host":"a","error":{"kind":"exploded"}}]})",
+                                R"({"fleet_schema_version":1,"scanned_at":"yesterday","nodes":[]})",
+                                R"({"fleet_schema_version":1,"nodes":[{"host":"a","registry":{"devices":[]}}]})"}) {
+    const auto r = fleet_from_json(bad);
+    EXPECT_FALSE(r) << bad;
+    if (!r) EXPECT_EQ(r.error().kind, ErrorKind::parse_error) << bad;
+  }
+}
+
+Fleet fleet_of(std::vector<std::pair<std::string, AcceleratorRegistry>> nodes) {
+  Fleet fleet;
+  for (auto& [host, registry] : nodes) {
+    FleetNode n;
+    n.host = host;
+    n.source = "test";
+    n.registry = std::move(registry);
+    fleet.nodes.push_back(std::move(n));
+  }
+  std::sort(fleet.nodes.begin(), fleet.nodes.end(), [](const FleetNode& a, const FleetNode& b) { return a.host < b.host; });
+  return fleet;
+}
+
+TEST(FleetDiff, DevicesByIdentityNodesByName) {
+  const AcceleratorRegistry dgx = machine_registry("dgx-h100-8x-nvswitch", "node-17");
+  const std::string lost_bus = *dgx.find("cuda:3")->pci_bus_id;
+  AcceleratorRegistry degraded = dgx.what_if_remove_if([](const DeviceProfile& d) { return d.id == "cuda:3"; });
+  for (auto& d : degraded.inventory().devices)
+    if (d.id == "cuda:0") d.driver_version = "570.86.15";
+  const Fleet before = fleet_of({{"node-17", dgx}, {"node-18", dgx}, {"node-19", dgx}});
+  Fleet after = fleet_of({{"node-17", degraded}, {"node-18", dgx}, {"node-20", dgx}});
+  after.nodes[1].registry.reset();
+  after.nodes[1].error = NodeError{NodeErrorKind::timeout, "node-18: no answer within 60000 ms"};
+
+  const FleetDiff diff = fleet_diff(before, after);
+  ASSERT_EQ(diff.nodes.size(), 3u);
+  EXPECT_EQ(diff.nodes[0], (NodeChange{"node-18", NodeChangeKind::stopped_answering, "node-18: no answer within 60000 ms"}));
+  EXPECT_EQ(diff.nodes[1], (NodeChange{"node-19", NodeChangeKind::gone, {}}));
+  EXPECT_EQ(diff.nodes[2], (NodeChange{"node-20", NodeChangeKind::added, {}}));
+  ASSERT_EQ(diff.devices.size(), 2u);
+  const auto removed = std::find_if(diff.devices.begin(), diff.devices.end(),
+                                    [](const DeviceChange& c) { return c.kind == ChangeKind::removed; });
+  ASSERT_NE(removed, diff.devices.end());
+  EXPECT_EQ(removed->identity, lost_bus);
+  EXPECT_EQ(removed->id, "cuda:3");
+  const auto changed = std::find_if(diff.devices.begin(), diff.devices.end(),
+                                    [](const DeviceChange& c) { return c.kind == ChangeKind::changed; });
+  ASSERT_NE(changed, diff.devices.end());
+  ASSERT_EQ(changed->fields.size(), 1u);
+  EXPECT_EQ(changed->fields[0], (FieldChange{"driver_version", "565.57.01", "570.86.15"}));
+  const std::string text = to_text(diff);
+  EXPECT_NE(text.find("node-17: cuda:0 (" + *dgx.find("cuda:0")->pci_bus_id + ") driver_version: 565.57.01 -> 570.86.15"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("node-17: cuda:3 (" + lost_bus + ") NVIDIA H100 80GB HBM3 removed"), std::string::npos) << text;
+  EXPECT_TRUE(fleet_diff(before, before).empty());
+  EXPECT_NE(to_json(diff).find(R"("change":"stopped_answering")"), std::string::npos);
+}
+
+TEST(FleetCheck, SaysWhatIsMissingAndWhere) {
+  const AcceleratorRegistry dgx = machine_registry("dgx-h100-8x-nvswitch", "node-17");
+  const std::string bus = *dgx.find("cuda:3")->pci_bus_id;
+  const AcceleratorRegistry seven = dgx.what_if_remove_if([](const DeviceProfile& d) { return d.id == "cuda:3"; });
+  const Fleet baseline = fleet_of({{"node-16", dgx}, {"node-17", dgx}, {"node-18", dgx}});
+  Fleet current = fleet_of({{"node-16", dgx}, {"node-17", seven}, {"node-18", dgx}, {"node-99", seven}});
+  EXPECT_TRUE(fleet_check(baseline, baseline).empty());
+
+  auto findings = fleet_check(baseline, current);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].message, "node-17: expected 8 NVIDIA H100 80GB HBM3, found 7; cuda:3 (" + bus + ") missing");
+
+  current.nodes[2].registry.reset();
+  current.nodes[2].error = NodeError{NodeErrorKind::failed, "node-18: exited with status 255"};
+  current.nodes.erase(current.nodes.begin());
+  findings = fleet_check(baseline, current);
+  ASSERT_EQ(findings.size(), 3u);
+  EXPECT_EQ(findings[0].message, "node-16: not in the scan");
+  EXPECT_EQ(findings[2].message, "node-18: did not answer: node-18: exited with status 255");
+
+  AcceleratorRegistry upgraded = dgx;
+  for (auto& d : upgraded.inventory().devices) d.driver_version = "570.86.15";
+  const Fleet after_upgrade = fleet_of({{"node-16", upgraded}, {"node-17", upgraded}, {"node-18", upgraded}});
+  EXPECT_TRUE(fleet_check(baseline, after_upgrade).empty()) << "versions are compared only when asked";
+  EXPECT_EQ(fleet_check(baseline, after_upgrade, CheckOptions{.versions = true}).size(), 3u);
+}
+
+}  // namespace
+}  // namespace hwaccel

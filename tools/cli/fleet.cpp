@@ -1,0 +1,418 @@
+// `hwaccel fleet`: scan many nodes, keep scans in SQLite, show, diff and check them.
+#include "commands.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+import hwaccel;
+
+#include "detect_builder.hpp"
+
+namespace hwaccel::cli {
+namespace {
+
+// `fleet check` tells a mismatch (1) from a check that could not be made.
+constexpr int exit_cannot_check = 3;
+
+struct ScanArgs {
+  std::vector<std::string> paths;
+  bool from_stdin = false;
+  std::string hosts;
+  std::string exec;
+  int deadline_ms = 60'000;
+  int concurrency = 32;
+  int max_output_mib = 16;
+  std::string db;
+  bool pretty = false;
+  bool table = false;
+  bool quiet = false;
+};
+
+struct ViewArgs {
+  std::string db;
+  std::string scan;  // id in --db, or a file
+  bool json = false;
+  bool pretty = false;
+};
+
+struct DiffArgs {
+  std::string db;
+  std::vector<std::string> scans;
+  bool json = false;
+  bool pretty = false;
+};
+
+struct CheckArgs {
+  std::string baseline;
+  std::string db;
+  std::string current;
+  bool versions = false;
+  bool json = false;
+  DetectArgs detect;
+};
+
+struct PruneArgs {
+  std::string db;
+  int keep = 30;
+};
+
+void say(std::string_view message) { std::cerr << "hwaccel fleet: " << message << "\n"; }
+
+std::string utc_text(std::chrono::system_clock::time_point at) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(at)));
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+std::optional<FleetStore> open_store(const std::string& path, FleetStore::Mode mode) {
+  auto store = FleetStore::open(path, mode);
+  if (!store) {
+    say(store.error().message);
+    return std::nullopt;
+  }
+  return std::move(*store);
+}
+
+// A scan named on the command line: an id in the database, "latest", or a
+// fleet (or registry) file.
+std::optional<Fleet> load_scan(const std::optional<FleetStore>& store, const std::string& name) {
+  if (store && (all_digits(name) || name == "latest")) {
+    std::int64_t id = 0;
+    if (name == "latest") {
+      const auto latest = store->latest();
+      if (!latest) return say(latest.error().message), std::nullopt;
+      if (!*latest) return say("the database holds no scan yet"), std::nullopt;
+      id = **latest;
+    } else {
+      id = std::stoll(name);
+    }
+    auto fleet = store->load(id);
+    if (!fleet) return say(fleet.error().message), std::nullopt;
+    return std::move(*fleet);
+  }
+  std::string content, error;
+  if (!read_file(name, content, error, std::size_t{4} << 30)) return say(error), std::nullopt;
+  auto fleet = fleet_from_json(content);
+  if (!fleet) return say(name + ": " + fleet.error().message), std::nullopt;
+  return std::move(*fleet);
+}
+
+std::string accelerator_summary(const AcceleratorRegistry& registry) {
+  std::map<std::string, int> by_name;
+  for (const auto& d : registry.devices())
+    if (d.backend != Backend::cpu) ++by_name[d.name];
+  std::string out;
+  for (const auto& [name, n] : by_name) out += fmt::format("{}{}x {}", out.empty() ? "" : ", ", n, name);
+  return out.empty() ? std::string("no accelerator") : out;
+}
+
+std::string fleet_table(const Fleet& fleet) {
+  std::string out = fmt::format("{:<24} {:<8} {:>8} {:<12} {}\n", "HOST", "STATUS", "MEMORY", "DRIVER", "ACCELERATORS");
+  for (const auto& node : fleet.nodes) {
+    if (!node.registry) {
+      out += fmt::format("{:<24} {:<8} {:>8} {:<12} {}\n", node.host, "error", "-", "-",
+                         node.error ? node.error->message : std::string());
+      continue;
+    }
+    std::string driver = "-";
+    for (const auto& d : node.registry->devices())
+      if (d.backend != Backend::cpu && d.driver_version) {
+        driver = *d.driver_version;
+        break;
+      }
+    out += fmt::format("{:<24} {:<8} {:>8} {:<12} {}\n", node.host, "ok",
+                       bytes_text(node.registry->total_accelerator_memory()), driver, accelerator_summary(*node.registry));
+  }
+  const FleetTotals totals = fleet_totals(fleet);
+  out += fmt::format("\n{} node(s), {} answered, {} accelerator(s), {} of accelerator memory\n", totals.nodes,
+                     totals.nodes_answered, totals.accelerators, bytes_text(totals.accelerator_memory_bytes));
+  for (const auto& c : totals.by_model) out += fmt::format("  {:>5}x {} on {} node(s)\n", c.devices, c.key, c.nodes);
+  for (const auto& w : fleet.warnings) out += fmt::format("warning: {}\n", w);
+  return out;
+}
+
+bool print(const std::string& text) {
+  std::cout << text;
+  std::cout.flush();
+  return std::cout.good();
+}
+
+int run_scan(const ScanArgs& args) {
+  const int sources = (!args.paths.empty() ? 1 : 0) + (args.from_stdin ? 1 : 0) + (!args.hosts.empty() ? 1 : 0);
+  if (sources != 1) {
+    say("give exactly one source: registry files or folders, --stdin, or --hosts with --exec");
+    return exit_usage;
+  }
+  if (!args.hosts.empty() && args.exec.empty()) {
+    say("--hosts needs --exec 'COMMAND {host} ...' (e.g. 'ssh -o BatchMode=yes {host} hwaccel detect --no-timings')");
+    return exit_usage;
+  }
+  // Opened first: a database that cannot take the scan fails before any host is asked.
+  std::optional<FleetStore> store;
+  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_write))) return exit_failure;
+
+  ScanOptions options;
+  options.node_deadline = std::chrono::milliseconds(args.deadline_ms);
+  options.concurrency = static_cast<std::size_t>(args.concurrency);
+  options.max_output_bytes = static_cast<std::size_t>(args.max_output_mib) << 20;
+  Fleet fleet;
+  if (args.from_stdin) {
+    const std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    fleet = scan_lines(input, options);
+  } else if (!args.paths.empty()) {
+    fleet = scan_files(args.paths, options);
+  } else {
+    // A file when one is there (or the value names a path), else the hosts themselves.
+    std::string list, error;
+    if (!read_file(args.hosts, list, error)) {
+      if (args.hosts.find('/') != std::string::npos) return say(error), exit_failure;
+      list = args.hosts;
+    }
+    auto hosts = parse_host_list(list);
+    if (!hosts) return say(hosts.error().message), exit_usage;
+    auto command = CommandTemplate::parse(args.exec);
+    if (!command) return say(command.error().message), exit_usage;
+    const auto system = make_live_system();
+    fleet = scan_hosts(*system, *hosts, *command, options);
+  }
+  if (store) {
+    const auto id = store->append(fleet);
+    if (!id) return say(id.error().message), exit_failure;
+    if (!args.quiet) say(fmt::format("scan {} stored in {}", *id, args.db));
+  }
+  if (args.quiet) return 0;
+  return print(args.table ? fleet_table(fleet) : to_json(fleet, args.pretty) + (args.pretty ? "" : "\n")) ? 0 : exit_failure;
+}
+
+int run_show(const ViewArgs& args) {
+  std::optional<FleetStore> store;
+  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_only))) return exit_failure;
+  if (!store && args.scan.empty()) return say("give a fleet file, or --db with a scan id (default: latest)"), exit_usage;
+  const auto fleet = load_scan(store, args.scan.empty() ? std::string("latest") : args.scan);
+  if (!fleet) return exit_failure;
+  return print(args.json ? to_json(*fleet, args.pretty) + (args.pretty ? "" : "\n") : fleet_table(*fleet)) ? 0 : exit_failure;
+}
+
+int run_history(const ViewArgs& args) {
+  auto store = open_store(args.db, FleetStore::Mode::read_only);
+  if (!store) return exit_failure;
+  const auto scans = store->scans();
+  if (!scans) return say(scans.error().message), exit_failure;
+  if (args.json) {
+    json::Writer w(args.pretty);
+    w.begin_array();
+    for (const auto& s : *scans) {
+      w.begin_object();
+      w.field("id", s.id);
+      w.field("scanned_at", utc_text(s.scanned_at));
+      w.field("nodes", s.nodes);
+      w.field("nodes_answered", s.nodes_answered);
+      w.field("accelerators", s.accelerators);
+      w.end_object();
+    }
+    w.end_array();
+    return print(std::string(w.str()) + "\n") ? 0 : exit_failure;
+  }
+  std::string out = fmt::format("{:>6} {:<21} {:>6} {:>9} {:>13}\n", "SCAN", "TIME", "NODES", "ANSWERED", "ACCELERATORS");
+  for (const auto& s : *scans)
+    out += fmt::format("{:>6} {:<21} {:>6} {:>9} {:>13}\n", s.id, utc_text(s.scanned_at), s.nodes, s.nodes_answered,
+                       s.accelerators);
+  return print(out) ? 0 : exit_failure;
+}
+
+int run_diff(const DiffArgs& args) {
+  std::optional<FleetStore> store;
+  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_only))) return exit_failure;
+  std::vector<std::string> names = args.scans;
+  if (names.size() > 2) return say("give at most two scans"), exit_usage;
+  if (names.size() < 2) {
+    if (!store) return say("give two fleet files, or --db (the latest scan against the one before it)"), exit_usage;
+    if (names.empty()) {
+      const auto latest = store->latest();
+      if (!latest) return say(latest.error().message), exit_failure;
+      if (!*latest) return say("the database holds no scan yet"), exit_failure;
+      names.push_back(std::to_string(**latest));
+    }
+    if (!all_digits(names.front())) return say("with one scan, name it by its id in --db"), exit_usage;
+    const auto before = store->previous(std::stoll(names.front()));
+    if (!before) return say(before.error().message), exit_failure;
+    if (!*before) return say("scan " + names.front() + " is the first: nothing to compare it with"), exit_failure;
+    names.insert(names.begin(), std::to_string(**before));
+  }
+  const auto from = load_scan(store, names[0]);
+  const auto to = from ? load_scan(store, names[1]) : std::nullopt;
+  if (!from || !to) return exit_failure;
+  const FleetDiff diff = fleet_diff(*from, *to);
+  if (!print(args.json ? to_json(diff, args.pretty) + (args.pretty ? "" : "\n") : to_text(diff))) return exit_failure;
+  return diff.empty() ? 0 : 1;
+}
+
+int run_check(const CheckArgs& args) {
+  std::optional<FleetStore> store;
+  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_only))) return exit_cannot_check;
+  auto baseline = load_scan(store, args.baseline);
+  if (!baseline) return exit_cannot_check;
+  Fleet current;
+  if (!args.current.empty()) {
+    auto loaded = load_scan(store, args.current);
+    if (!loaded) return exit_cannot_check;
+    current = std::move(*loaded);
+  } else if (store) {
+    auto loaded = load_scan(store, "latest");
+    if (!loaded) return exit_cannot_check;
+    current = std::move(*loaded);
+  } else {
+    // This node, checked against its own entry of the baseline (a Slurm
+    // HealthCheckProgram, a cron job).
+    int code = 0;
+    auto machine = detect_machine("fleet check", args.detect, code);
+    if (!machine) return code == exit_usage ? exit_usage : exit_cannot_check;
+    FleetNode node;
+    node.host = machine->registry.system().host.value_or("localhost");
+    node.source = "this machine";
+    node.registry = std::move(machine->registry);
+    current.nodes.push_back(std::move(node));
+  }
+  // One node against one node: the same machine, whatever each calls itself.
+  if (current.nodes.size() == 1) {
+    const std::string& host = current.nodes.front().host;
+    if (const FleetNode* mine = baseline->find(host)) {
+      FleetNode kept = *mine;
+      baseline->nodes = {std::move(kept)};
+    } else if (baseline->nodes.size() == 1) {
+      baseline->nodes.front().host = host;
+    } else {
+      return say("the baseline has no node " + host + " (give --host NAME)"), exit_cannot_check;
+    }
+  }
+  const auto findings = fleet_check(*baseline, current, CheckOptions{.versions = args.versions});
+  if (args.json) {
+    json::Writer w(false);
+    w.begin_object();
+    w.field("matches", findings.empty());
+    w.key("findings").begin_array();
+    for (const auto& f : findings) {
+      w.begin_object();
+      w.field("host", f.host);
+      w.field("message", f.message);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    if (!print(std::string(w.str()) + "\n")) return exit_failure;
+  } else {
+    std::string out;
+    for (const auto& f : findings) out += f.message + "\n";
+    if (findings.empty())
+      out = fmt::format("{} node(s) match the baseline\n", baseline->nodes.size());
+    if (!print(out)) return exit_failure;
+  }
+  return findings.empty() ? 0 : 1;
+}
+
+int run_prune(const PruneArgs& args) {
+  auto store = open_store(args.db, FleetStore::Mode::read_write);
+  if (!store) return exit_failure;
+  const auto removed = store->prune(static_cast<std::size_t>(args.keep));
+  if (!removed) return say(removed.error().message), exit_failure;
+  say(fmt::format("removed {} scan(s); kept the newest {}", *removed, args.keep));
+  return 0;
+}
+
+}  // namespace
+
+Command add_fleet_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("fleet", "Inventory many nodes: scan them, keep the scans in SQLite, diff and check them");
+  cmd->require_subcommand(1);
+  cmd->footer(
+      "A fleet is one registry per node (docs/fleet.md). `scan` collects them from registry files, from\n"
+      "JSON lines on stdin, or by running a command per host; `--db` keeps each scan in SQLite, where\n"
+      "`history`, `show`, `diff` and `check` read them.\n"
+      "\n"
+      "Examples:\n"
+      "  hwaccel fleet scan --hosts nodes.txt --exec 'ssh -o BatchMode=yes {host} hwaccel detect --no-timings' --db fleet.sqlite\n"
+      "  srun -N64 hwaccel detect --no-timings | hwaccel fleet scan --stdin --db fleet.sqlite\n"
+      "  hwaccel fleet diff --db fleet.sqlite\n"
+      "  hwaccel fleet check --baseline baseline.json       (this node; exit 1 when it differs)\n"
+      "\n"
+      "Exit status: as for every command (docs/cli.md); `diff` exits 1 when the scans differ, `check`\n"
+      "exits 1 when a node differs from the baseline and 3 when the check could not be made.");
+
+  auto scan = std::make_shared<ScanArgs>();
+  auto* s = cmd->add_subcommand("scan", "Collect one registry per node into a fleet document");
+  s->add_option("paths", scan->paths, "Registry files, or folders of *.json registry files");
+  s->add_flag("--stdin", scan->from_stdin, "JSON lines on stdin, one registry per line, each naming its host (system.host)");
+  s->add_option("--hosts", scan->hosts, "Host list: a file (one per line, # comments) or a,b,c");
+  s->add_option("--exec", scan->exec,
+                "Command run per host, without a shell; {host} is replaced: 'ssh -o BatchMode=yes {host} hwaccel detect "
+                "--no-timings', 'srun -w {host} hwaccel detect', 'kubectl exec {host} -- hwaccel detect'");
+  s->add_option("--deadline-ms", scan->deadline_ms, "Per-node deadline; a node past it is killed and reported")
+      ->check(CLI::Range(1, 3'600'000));
+  s->add_option("--concurrency", scan->concurrency, "Nodes asked at once")->check(CLI::Range(1, 4096));
+  s->add_option("--max-output-mib", scan->max_output_mib, "Per-node output cap")->check(CLI::Range(1, 4096));
+  s->add_option("--db", scan->db, "Append the scan to this SQLite database (created when missing)");
+  s->add_flag("--pretty", scan->pretty, "Indent the JSON");
+  s->add_flag("--table", scan->table, "A table for people instead of the fleet document");
+  s->add_flag("--quiet", scan->quiet, "Print nothing (with --db)");
+
+  auto show = std::make_shared<ViewArgs>();
+  auto* sh = cmd->add_subcommand("show", "Show a scan: a table, or the fleet document with --json");
+  sh->add_option("scan", show->scan, "Scan id in --db (default: latest), or a fleet file");
+  sh->add_option("--db", show->db, "SQLite database of scans");
+  sh->add_flag("--json", show->json, "The fleet document");
+  sh->add_flag("--pretty", show->pretty, "Indent the JSON");
+
+  auto history = std::make_shared<ViewArgs>();
+  auto* h = cmd->add_subcommand("history", "List the scans of a database");
+  h->add_option("--db", history->db, "SQLite database of scans")->required();
+  h->add_flag("--json", history->json, "JSON instead of a table");
+  h->add_flag("--pretty", history->pretty, "Indent the JSON");
+
+  auto diff = std::make_shared<DiffArgs>();
+  auto* d = cmd->add_subcommand("diff", "What changed between two scans (exit 1 when anything did)");
+  d->add_option("scans", diff->scans,
+                "Two fleet files, two scan ids in --db, or one id (against the scan before it); default: the latest "
+                "scan against the one before it");
+  d->add_option("--db", diff->db, "SQLite database of scans");
+  d->add_flag("--json", diff->json, "JSON instead of one line per change");
+  d->add_flag("--pretty", diff->pretty, "Indent the JSON");
+
+  auto check = std::make_shared<CheckArgs>();
+  auto* c = cmd->add_subcommand("check", "Nodes whose accelerators differ from a baseline (exit 1 when any does)");
+  c->add_option("--baseline", check->baseline, "Scan id in --db, or a fleet or registry file")->required();
+  c->add_option("--db", check->db, "SQLite database of scans (the current fleet is its latest scan)");
+  c->add_option("--current", check->current, "The current fleet: a scan id in --db, or a fleet or registry file "
+                                             "(default: the latest scan in --db, else this machine)");
+  c->add_flag("--versions", check->versions, "Also compare driver and firmware versions");
+  c->add_flag("--json", check->json, "JSON instead of one line per node");
+  add_machine_options(*c, check->detect, "Check a captured machine (fixture folder) instead of this one");
+  add_host_option(*c, check->detect);
+
+  auto prune = std::make_shared<PruneArgs>();
+  auto* p = cmd->add_subcommand("prune", "Delete old scans, keeping the newest N");
+  p->add_option("--db", prune->db, "SQLite database of scans")->required();
+  p->add_option("--keep", prune->keep, "How many of the newest scans to keep")->required()->check(CLI::Range(0, 1'000'000));
+
+  return {cmd, [=] {
+    if (s->parsed()) return run_scan(*scan);
+    if (sh->parsed()) return run_show(*show);
+    if (h->parsed()) return run_history(*history);
+    if (d->parsed()) return run_diff(*diff);
+    if (c->parsed()) return run_check(*check);
+    return run_prune(*prune);
+  }};
+}
+
+}  // namespace hwaccel::cli
