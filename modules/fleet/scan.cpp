@@ -33,7 +33,7 @@ Result<AcceleratorRegistry> registry_of_output(std::string_view out) {
     if (brace != std::string_view::npos && brace < 256 && out.substr(0, brace).find('"') == std::string_view::npos)
       out.remove_prefix(brace);
   }
-  if (out.empty()) return fail(ErrorKind::parse_error, "printed nothing");
+  if (out.empty()) return fail(ErrorKind::parse_error, "nothing but blanks");
   if (out.front() != '{') return fail(ErrorKind::parse_error, text::cat("printed no JSON: \"", text::excerpt(out, 60), "\""));
   return registry_from_json(out);
 }
@@ -44,6 +44,12 @@ FleetNode file_node(const fs::path& path, const ScanOptions& options, std::chron
   node.source = text::cat("file:", path.string());
   node.host = path.stem().string();
   std::error_code ec;
+  // Never opened for a blocking read: a FIFO or a device node is no registry.
+  if (!fs::is_regular_file(path, ec)) {
+    node.error = NodeError{NodeErrorKind::io_error,
+                           text::cat(path.string(), ec ? text::cat(": ", ec.message()) : std::string(": not a regular file"))};
+    return node;
+  }
   const auto size = fs::file_size(path, ec);
   std::string content;
   if (!ec && size > options.max_output_bytes) {

@@ -210,6 +210,12 @@ Result<FleetStore> FleetStore::open(const std::string& path, Mode mode, std::chr
   sqlite3_extended_result_codes(db, 1);
   exec(db, "PRAGMA foreign_keys = ON");
 
+  // SQLite opens a file it may not write read-only without a word; a scan
+  // must learn that before it asks a thousand hosts, not when it stores them.
+  if (!state->read_only && sqlite3_db_readonly(db, "main") == 1)
+    return fail(ErrorKind::permission_denied,
+                text::cat(path, ": the database is read-only here (file or folder permissions, or a read-only mount)"));
+
   // The first read tells a database from any other file.
   const auto version = pragma_integer(db, "user_version");
   const auto app = pragma_integer(db, "application_id");

@@ -34,6 +34,7 @@ from ._errors import (
     ToolNotFound,
     Unsupported,
 )
+from ._fleet import Fleet, FleetNode, FleetStore, ScanRecord, nfd_labels, scan_files, scan_hosts, scan_lines, slurm_config
 from ._records import CatalogueModel, Plan, Recommendation, Record, Spec, Telemetry, TrainingEstimate
 from ._registry import (
     DetectionWarning,
@@ -61,6 +62,15 @@ __all__ = [
     "capture",
     "telemetry",
     "metrics",
+    "scan_files",
+    "scan_lines",
+    "scan_hosts",
+    "nfd_labels",
+    "slurm_config",
+    "Fleet",
+    "FleetNode",
+    "FleetStore",
+    "ScanRecord",
     "Registry",
     "Device",
     "DetectionWarning",

@@ -380,6 +380,13 @@ class Registry:
         document: Dict[str, Any] = json.loads(self._native.to_json(False, True))
         return document
 
+    def with_host(self, host: str) -> "Registry":
+        """The same registry naming its node ``host`` (``system.host``, what
+        ``hwaccel detect --host`` sets), for a fleet scan that keys nodes by it."""
+        document = self.to_dict()
+        document.setdefault("system", {})["host"] = host
+        return Registry.from_json(json.dumps(document))
+
     def summary(self) -> Dict[str, Any]:
         """The compact summary (``hwaccel summary``; docs/summary.schema.json)."""
         document: Dict[str, Any] = json.loads(self._native.summary_json(False))

@@ -23,31 +23,12 @@
 
 import hwaccel;
 
+#include "native_support.hpp"
+
 namespace py = pybind11;
 
 namespace hwaccel::python {
 namespace {
-
-/// A library error on its way to Python (see the translator in the module body).
-struct LibraryError {
-  Error error;
-};
-
-[[noreturn]] void raise(ErrorKind kind, std::string message) { throw LibraryError{Error{kind, std::move(message)}}; }
-[[noreturn]] void raise(Error error) { throw LibraryError{std::move(error)}; }
-[[noreturn]] void raise_argument(std::string_view argument, std::string_view message) {
-  raise(ErrorKind::invalid_input, text::cat(argument, ": ", message));
-}
-
-template <class T>
-T value_or_raise(Result<T> r, std::string_view context = {}) {
-  if (!r) {
-    Error e = std::move(r.error());
-    if (!context.empty()) e.message = text::cat(context, ": ", e.message);
-    raise(std::move(e));
-  }
-  return std::move(*r);
-}
 
 /// Diagnostic events collected while the GIL is released; the Python layer
 /// hands them to `logging` afterwards (hwaccel/_logging.py).
@@ -95,9 +76,6 @@ DetectBuilder builder_from(const std::optional<std::string>& backends, std::opti
   return builder;
 }
 
-std::unique_ptr<FixtureSystem> open_fixture(const std::string& dir) {
-  return value_or_raise(FixtureSystem::open(dir), text::cat("fixture '", dir, "'"));
-}
 
 std::tuple<AcceleratorRegistry, std::vector<EventTuple>> detect(const std::optional<std::string>& fixture,
                                                                 const std::optional<std::string>& backends,
@@ -514,4 +492,6 @@ PYBIND11_MODULE(_native, m) {
       .def("invalidate", &CachedRegistry::invalidate)
       .def_property_readonly("detections", &CachedRegistry::detections)
       .def_property_readonly("ttl_ms", [](const CachedRegistry& c) { return c.ttl().count(); });
+
+  bind_fleet(m);
 }

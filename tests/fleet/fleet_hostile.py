@@ -108,6 +108,27 @@ def main() -> int:
         if len(scans) != 1 or scans[0]["nodes"] != 1000 or scans[0]["nodes_answered"] != 1000:
             failures.append(f"1000-node scan: {scans} {history.stderr}")
         print(f"1000 nodes: {took:.1f} s")
+
+        # The database on a read-only mount (root: a read-only bind mount in a
+        # private mount namespace), or a read-only file (others): a clear
+        # error, and the scans already there still read.
+        db = work / "big.sqlite"
+        small_scan = [hwaccel, "fleet", "scan", "--hosts", "node-1", "--exec",
+                      f"hwaccel detect --fixture {small} --host {{host}} --no-timings", "--db", str(db), "--quiet"]
+        if os.geteuid() == 0:
+            script = f'mount --make-rprivate / && mount --bind "{work}" "{work}" && mount -o remount,bind,ro "{work}" && exec "$@"'
+            readonly = subprocess.run(["unshare", "--mount", "sh", "-c", script, "sh", *small_scan], capture_output=True,
+                                      text=True, env=env, timeout=60)
+        else:
+            db.chmod(0o444)
+            readonly = subprocess.run(small_scan, capture_output=True, text=True, env=env, timeout=60)
+        if readonly.returncode != 1 or "read-only" not in readonly.stderr:
+            failures.append(f"scan into a read-only database: exit {readonly.returncode}: {readonly.stderr}")
+        else:
+            print(f"read-only database: {readonly.stderr.strip()}")
+        after = subprocess.run([hwaccel, "fleet", "history", "--db", str(db), "--json"], capture_output=True, text=True)
+        if after.returncode != 0 or len(json.loads(after.stdout)) != 1:
+            failures.append(f"the read-only database changed or stopped reading: {after.stdout}{after.stderr}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for f in failures:

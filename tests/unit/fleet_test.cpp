@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 import hwaccel;
 
 #include "module_helpers.hpp"
@@ -107,6 +109,15 @@ TEST(FleetScan, FolderOfRegistriesWithBrokenFiles) {
   EXPECT_EQ(node(fleet, "truncated").error->kind, NodeErrorKind::parse_error);
   EXPECT_EQ(node(fleet, "huge").error->kind, NodeErrorKind::too_large);
   EXPECT_EQ(fleet.scanned_at, *options.now);
+
+  // A FIFO is never opened for reading (it would block): skipped in a folder,
+  // an I/O error when named.
+  const auto fifo = dir.path() / "pipe.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(scan_files(std::vector<std::string>{dir.path().string()}, options).nodes.size(), 6u);
+  const Fleet named = scan_files(std::vector<std::string>{fifo.string()}, options);
+  ASSERT_EQ(named.nodes.size(), 1u);
+  EXPECT_EQ(named.nodes[0].error->kind, NodeErrorKind::io_error);
 
   const FleetTotals totals = fleet_totals(fleet);
   EXPECT_EQ(totals.nodes, 6u);

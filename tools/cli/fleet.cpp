@@ -178,6 +178,8 @@ int run_scan(const ScanArgs& args) {
     std::string list, error;
     if (!read_file(args.hosts, list, error)) {
       if (args.hosts.find('/') != std::string::npos) return say(error), exit_failure;
+      if (args.hosts.find(',') == std::string::npos)
+        say("--hosts " + args.hosts + ": no such file; taken as one host name");
       list = args.hosts;
     }
     auto hosts = parse_host_list(list);

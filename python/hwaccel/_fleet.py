@@ -1,0 +1,228 @@
+"""Fleets: one registry per node, scans kept in SQLite, and what changed
+(docs/fleet.md). A thin layer over the library's fleet module: documents
+cross as the fleet document's JSON and come back as objects here.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+from . import _native
+from ._records import Record
+from ._registry import Registry
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class FleetNode:
+    """One node of a scan: its registry, or the error that stands for it."""
+
+    __slots__ = ("host", "scanned_at", "source", "elapsed_ms", "registry", "error")
+
+    def __init__(self, document: Dict[str, Any]) -> None:
+        self.host: str = document["host"]
+        self.scanned_at: str = document["scanned_at"]
+        self.source: str = document["source"]
+        self.elapsed_ms: int = document["elapsed_ms"]
+        self.registry: Optional[Registry] = (
+            Registry.from_json(json.dumps(document["registry"])) if "registry" in document else None
+        )
+        self.error: Optional[Record] = Record(document["error"]) if "error" in document else None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the node gave a registry."""
+        return self.registry is not None
+
+    def __repr__(self) -> str:
+        state = "ok" if self.registry is not None else f"error {self.error.kind if self.error else '?'}"
+        return f"FleetNode({self.host!r}, {state})"
+
+
+class Fleet:
+    """A scan: nodes sorted by host, totals by model, spec and backend, and
+    the warnings that belong to no node. Compares by content and pickles."""
+
+    __slots__ = ("_json",)
+    _json: str
+
+    def __init__(self, document_json: str) -> None:
+        self._json = document_json
+
+    @classmethod
+    def from_json(cls, text: Union[str, bytes]) -> "Fleet":
+        """Reads a fleet document (or one node's registry, as a fleet of one);
+        a malformed one raises :class:`hwaccel.ParseError`."""
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return cls(_native.fleet_normalize(text))
+
+    def to_json(self) -> str:
+        """The canonical fleet document (docs/fleet.schema.json)."""
+        return self._json
+
+    def to_dict(self) -> Dict[str, Any]:
+        document: Dict[str, Any] = json.loads(self._json)
+        return document
+
+    @property
+    def scanned_at(self) -> str:
+        return str(self.to_dict()["scanned_at"])
+
+    @property
+    def nodes(self) -> List[FleetNode]:
+        return [FleetNode(n) for n in self.to_dict()["nodes"]]
+
+    @property
+    def totals(self) -> Record:
+        """``nodes``, ``nodes_answered``, ``accelerators``, ``accelerator_memory_bytes``
+        and ``by_model``/``by_spec``/``by_backend`` counts."""
+        return Record(self.to_dict()["totals"])
+
+    @property
+    def warnings(self) -> List[str]:
+        return list(self.to_dict()["warnings"])
+
+    def __getitem__(self, host: str) -> FleetNode:
+        for node in self.to_dict()["nodes"]:
+            if node["host"] == host:
+                return FleetNode(node)
+        raise KeyError(host)
+
+    def __iter__(self) -> Iterator[FleetNode]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.to_dict()["nodes"])
+
+    def diff(self, later: "Fleet") -> Record:
+        """What changed from this scan to ``later``: ``nodes`` (added, gone,
+        stopped_answering, answering_again) and ``devices`` (added, removed,
+        changed with the fields), devices matched by PCI address or UUID."""
+        return Record(json.loads(_native.fleet_diff(self._json, later._json)))
+
+    def check(self, baseline: "Fleet", *, versions: bool = False) -> List[Tuple[str, str]]:
+        """The nodes of ``baseline`` that this scan finds different, as
+        ``(host, message)``; empty when every node matches."""
+        return list(_native.fleet_check(baseline._json, self._json, versions))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Fleet) and self._json == other._json
+
+    def __hash__(self) -> int:
+        return hash(self._json)
+
+    def __getstate__(self) -> str:
+        return self._json
+
+    def __setstate__(self, state: str) -> None:
+        object.__setattr__(self, "_json", state)
+
+    def __repr__(self) -> str:
+        totals = self.to_dict()["totals"]
+        return f"Fleet({totals['nodes']} nodes, {totals['nodes_answered']} answered, {totals['accelerators']} accelerators)"
+
+
+def scan_files(paths: Union[PathLike, Iterable[PathLike]], *, max_output_mib: int = 16) -> Fleet:
+    """Registry files, or folders of ``*.json`` registries; a file that is
+    not a registry is a node with an error, never an exception."""
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    return Fleet(_native.fleet_scan_files([os.fspath(p) for p in items], max_output_mib))
+
+
+def scan_lines(text: Union[str, bytes]) -> Fleet:
+    """JSON lines, one registry per line, each naming its host (``hwaccel
+    detect --host``); lines that name none are skipped with a warning."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return Fleet(_native.fleet_scan_lines(text))
+
+
+def scan_hosts(
+    hosts: Iterable[str],
+    command: str,
+    *,
+    deadline: float = 60.0,
+    concurrency: int = 32,
+    max_output_mib: int = 16,
+) -> Fleet:
+    """Runs ``command`` (``{host}`` replaced; no shell) once per host,
+    ``concurrency`` at a time, each within ``deadline`` seconds."""
+    return Fleet(
+        _native.fleet_scan_hosts(list(hosts), command, int(deadline * 1000), concurrency, max_output_mib)
+    )
+
+
+class ScanRecord(Record):
+    """A scan kept in a :class:`FleetStore`: ``id``, ``scanned_at`` (UTC
+    datetime), ``nodes``, ``nodes_answered``, ``accelerators``."""
+
+
+class FleetStore:
+    """Scans in a SQLite database (docs/fleet.md#history-in-sqlite). One
+    connection: give each thread its own store on the same file."""
+
+    def __init__(self, path: PathLike, *, read_only: bool = False) -> None:
+        self._native = _native.FleetStore(os.fspath(path), read_only)
+
+    def append(self, fleet: Fleet) -> int:
+        """Stores a scan in one transaction; returns its id."""
+        return int(self._native.append(fleet.to_json()))
+
+    def scans(self) -> List[ScanRecord]:
+        out = []
+        for scan_id, at, nodes, answered, accelerators in self._native.scans():
+            out.append(
+                ScanRecord(
+                    {
+                        "id": scan_id,
+                        "scanned_at": datetime.datetime.fromtimestamp(at, tz=datetime.timezone.utc),
+                        "nodes": nodes,
+                        "nodes_answered": answered,
+                        "accelerators": accelerators,
+                    }
+                )
+            )
+        return out
+
+    def latest(self) -> Optional[int]:
+        value = self._native.latest()
+        return None if value is None else int(value)
+
+    def previous(self, scan_id: int) -> Optional[int]:
+        value = self._native.previous(scan_id)
+        return None if value is None else int(value)
+
+    def load(self, scan_id: int) -> Fleet:
+        """A stored scan; an unknown id raises :class:`hwaccel.NotFound`."""
+        return Fleet(self._native.load(scan_id))
+
+    def prune(self, keep: int) -> int:
+        """Deletes all but the newest ``keep`` scans; returns how many went."""
+        return int(self._native.prune(keep))
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._native.schema_version)
+
+
+def nfd_labels(
+    registry: Optional[Registry] = None, *, fixture: Optional[PathLike] = None, vendor_labels: bool = False
+) -> Dict[str, str]:
+    """This node's (or a fixture's, or a registry's) Kubernetes labels, as
+    ``hwaccel export nfd`` writes them; Intel's labels need the machine, so a
+    bare registry gives none of them."""
+    native_registry = registry._native if registry is not None else None
+    path = os.fspath(fixture) if fixture is not None else None
+    return dict(_native.nfd_labels(native_registry, path, vendor_labels))
+
+
+def slurm_config(*, fixture: Optional[PathLike] = None, node_name: Optional[str] = None) -> Record:
+    """This node's (or a fixture's) ``gres_conf`` text, ``node_line``
+    (slurm.conf), ``gres_types`` and ``warnings``, as ``hwaccel export slurm``."""
+    path = os.fspath(fixture) if fixture is not None else None
+    gres, node_line, gres_types, warnings = _native.slurm_config(path, node_name)
+    return Record({"gres_conf": gres, "node_line": node_line, "gres_types": gres_types, "warnings": list(warnings)})
