@@ -168,6 +168,9 @@ std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view 
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
   const std::chrono::year_month_day date{std::chrono::year{*year}, std::chrono::month{static_cast<unsigned>(*month)},
                                          std::chrono::day{static_cast<unsigned>(*day)}};
+  // Within what the clock holds (its nanoseconds since 1970 overflow near
+  // 1677 and 2262); no scan happened before 1970 or lies that far ahead.
+  if (*year < 1970 || *year > 2200) return std::nullopt;
   if (!date.ok() || *hour > 23 || *minute > 59 || *second > 60) return std::nullopt;
   return std::chrono::sys_days{date} + std::chrono::hours{*hour} + std::chrono::minutes{*minute} +
          std::chrono::seconds{*second};

@@ -212,6 +212,8 @@ TEST(FleetDocument, RoundTripsAndReadsASingleRegistry) {
                                 R"({"fleet_schema_version":1,"nodes":[{"host":"a"}]})",
                                 R"({"fleet_schema_version":1,"nodes":[{"host":"a","error":{"kind":"exploded"}}]})",
                                 R"({"fleet_schema_version":1,"scanned_at":"yesterday","nodes":[]})",
+                                R"({"fleet_schema_version":1,"scanned_at":"1013-11-26T14:13:07Z","nodes":[]})",
+                                R"({"fleet_schema_version":1,"scanned_at":"2026-02-30T00:00:00Z","nodes":[]})",
                                 R"({"fleet_schema_version":1,"nodes":[{"host":"a","registry":{"devices":[]}}]})"}) {
     const auto r = fleet_from_json(bad);
     EXPECT_FALSE(r) << bad;
