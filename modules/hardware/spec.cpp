@@ -29,7 +29,7 @@ constexpr FabricSpec mi300_xgmi{"xgmi", "Infinity Fabric, 7 xGMI links of 64 GB/
 // defaults (empty optionals), which is what the warning would have us spell out.
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
-constexpr std::array<DeviceSpec, 50> specs = {{
+constexpr std::array<DeviceSpec, 55> specs = {{
     // --- NVIDIA ---------------------------------------------------------------
     {.id = "b200-sxm-180gb", .name = "B200-SXM-180GB", .product = "NVIDIA B200 (HGX/DGX B200)", .vendor = "NVIDIA",
      .backend = Backend::cuda, .family = Family::gpu, .architecture = "Blackwell", .compute_capability = "10.0",
@@ -131,6 +131,46 @@ constexpr std::array<DeviceSpec, 50> specs = {{
      .match = "rtx 3090 !ti",
      .source = "NVIDIA Ampere GA102 GPU architecture whitepaper (GeForce RTX 3090)",
      .notes = "tensor figures with FP32 accumulate; an NVLink bridge (112.5 GB/s) is optional and not assumed"},
+    {.id = "rtx-5090-32gb", .name = "RTX-5090", .product = "NVIDIA GeForce RTX 5090", .vendor = "NVIDIA",
+     .architecture = "Blackwell", .compute_capability = "12.0", .memory_bytes = 32 * GiB,
+     .memory_bandwidth_gbps = 1792, .fp32_tflops = 104.8, .bf16_tflops = 209.5, .fp16_tflops = 209.5,
+     .fp8_tflops = 419, .int8_tops = 838, .pcie_generation = 5, .pcie_width = 16, .tdp_watts = 575,
+     .pci_vendor_id = nvidia, .pci_device_ids = {0x2b85}, .match = "rtx 5090 !d",
+     .source = "NVIDIA RTX Blackwell GPU architecture whitepaper v1.1, appendix A (GeForce RTX 5090), "
+               "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf",
+     .notes = "tensor figures dense with FP32 accumulate; INT8 at 170 SMs x 2048 ops per clock x 2.407 GHz boost; "
+              "no NVLink"},
+    {.id = "rtx-4080-16gb", .name = "RTX-4080", .product = "NVIDIA GeForce RTX 4080", .vendor = "NVIDIA",
+     .architecture = "Ada Lovelace", .compute_capability = "8.9", .memory_bytes = 16 * GiB,
+     .memory_bandwidth_gbps = 716.8, .fp32_tflops = 48.7, .bf16_tflops = 97.5, .fp16_tflops = 97.5,
+     .fp8_tflops = 194.9, .int8_tops = 389.9, .pcie_generation = 4, .pcie_width = 16, .tdp_watts = 320,
+     .pci_vendor_id = nvidia, .pci_device_ids = {0x2704}, .match = "rtx 4080 !super",
+     .source = "NVIDIA Ada Lovelace GPU architecture whitepaper, appendix A (GeForce RTX 4080 16GB)",
+     .notes = "tensor figures dense with FP32 accumulate (76 SMs at 2.505 GHz boost, the RTX 4090's per-SM rates); "
+              "no NVLink"},
+    {.id = "rtx-3060-12gb", .name = "RTX-3060", .product = "NVIDIA GeForce RTX 3060 12GB", .vendor = "NVIDIA",
+     .architecture = "Ampere", .compute_capability = "8.6", .memory_bytes = 12 * GiB, .memory_bandwidth_gbps = 360,
+     .fp32_tflops = 12.74, .bf16_tflops = 25.5, .fp16_tflops = 25.5, .int8_tops = 101.9, .pcie_generation = 4,
+     .pcie_width = 16, .tdp_watts = 170, .pci_vendor_id = nvidia, .pci_device_ids = {0x2503, 0x2504, 0x2544},
+     .match = "rtx 3060 !ti",
+     .source = "NVIDIA GeForce RTX 3060 family specifications, https://www.nvidia.com/en-us/geforce/graphics-cards/30-series/rtx-3060-3060ti/",
+     .notes = "tensor figures dense with FP32 accumulate, from 28 SMs at 1.777 GHz boost at the GA102 whitepaper's "
+              "GeForce per-SM rates (half rate with FP32 accumulate); the 8 GB model has 240 GB/s and does not match"},
+    {.id = "rtx-a6000-48gb", .name = "RTX-A6000", .product = "NVIDIA RTX A6000", .vendor = "NVIDIA",
+     .architecture = "Ampere", .compute_capability = "8.6", .memory_bytes = 48 * GiB, .memory_bandwidth_gbps = 768,
+     .fp32_tflops = 38.7, .bf16_tflops = 154.8, .fp16_tflops = 154.8, .int8_tops = 309.7, .pcie_generation = 4,
+     .pcie_width = 16, .tdp_watts = 300, .pci_vendor_id = nvidia, .pci_device_ids = {0x2230}, .match = "rtx a6000",
+     .source = "NVIDIA RTX A6000 datasheet, https://www.nvidia.com/en-us/design-visualization/rtx-a6000/",
+     .notes = "tensor figures dense with FP32 accumulate (full rate on workstation parts); a 2-way NVLink bridge "
+              "(112.5 GB/s bidirectional) is optional and not assumed"},
+    {.id = "rtx-6000-ada-48gb", .name = "RTX-6000-Ada", .product = "NVIDIA RTX 6000 Ada Generation", .vendor = "NVIDIA",
+     .architecture = "Ada Lovelace", .compute_capability = "8.9", .memory_bytes = 48 * GiB,
+     .memory_bandwidth_gbps = 960, .fp32_tflops = 91.1, .bf16_tflops = 364.2, .fp16_tflops = 364.2,
+     .fp8_tflops = 728.5, .int8_tops = 728.5, .pcie_generation = 4, .pcie_width = 16, .tdp_watts = 300,
+     .pci_vendor_id = nvidia, .pci_device_ids = {0x26b1}, .match = "rtx 6000 ada",
+     .source = "NVIDIA RTX 6000 Ada Generation datasheet, https://www.nvidia.com/en-us/design-visualization/rtx-6000/",
+     .notes = "tensor figures dense with FP32 accumulate: half the datasheet's sparse FP8 (1457 TFLOPS), and 142 SMs "
+              "at 2.505 GHz at full-rate FP16 for BF16/FP16; no NVLink"},
     {.id = "a10-24gb", .name = "A10-24GB", .product = "NVIDIA A10", .vendor = "NVIDIA", .architecture = "Ampere",
      .compute_capability = "8.6", .memory_bytes = 24 * GiB, .memory_bandwidth_gbps = 600, .fp32_tflops = 31.2,
      .bf16_tflops = 125, .fp16_tflops = 125, .int8_tops = 250, .pcie_generation = 4, .pcie_width = 16,

@@ -19,7 +19,7 @@ constexpr LatentAttention deepseek_mla{.q_lora_rank = 1536, .kv_lora_rank = 512,
 // defaults of CatalogueEntry (no experts, no MLA, RMSNorm, untied).
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
-constexpr std::array<CatalogueEntry, 27> catalogue = {{
+constexpr std::array<CatalogueEntry, 36> catalogue = {{
     {.id = "llama-2-7b", .display_name = "Llama 2 7B", .hf_repo = "meta-llama/Llama-2-7b-hf", .family = "llama",
      .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 32, .head_dim = 128,
      .intermediate_size = 11008, .vocab_size = 32000, .max_context = 4096, .aliases = "llama2-7b",
@@ -147,6 +147,61 @@ constexpr std::array<CatalogueEntry, 27> catalogue = {{
      .mla = deepseek_mla, .aliases = "deepseek-r1",
      .source = "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json (the main model; the "
                "checkpoint's extra multi-token-prediction layer is not counted)"},
+    {.id = "qwen3-8b", .display_name = "Qwen3 8B", .hf_repo = "Qwen/Qwen3-8B", .family = "qwen3", .layers = 36,
+     .hidden_size = 4096, .attention_heads = 32, .kv_heads = 8, .head_dim = 128, .intermediate_size = 12288,
+     .vocab_size = 151936, .max_context = 40960, .aliases = "qwen3-8b-instruct",
+     .source = "https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json (the per-head q/k norms, 256 weights a "
+               "layer, are not counted)"},
+    {.id = "qwen3-32b", .display_name = "Qwen3 32B", .hf_repo = "Qwen/Qwen3-32B", .family = "qwen3", .layers = 64,
+     .hidden_size = 5120, .attention_heads = 64, .kv_heads = 8, .head_dim = 128, .intermediate_size = 25600,
+     .vocab_size = 151936, .max_context = 40960,
+     .source = "https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json"},
+    {.id = "qwen3-30b-a3b", .display_name = "Qwen3 30B-A3B", .hf_repo = "Qwen/Qwen3-30B-A3B", .family = "qwen3_moe",
+     .layers = 48, .hidden_size = 2048, .attention_heads = 32, .kv_heads = 4, .head_dim = 128,
+     .intermediate_size = 6144, .vocab_size = 151936, .max_context = 40960,
+     .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 768},
+     .source = "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json (every layer is MoE: "
+               "decoder_sparse_step 1, no mlp_only_layers)"},
+    {.id = "qwen3-235b-a22b", .display_name = "Qwen3 235B-A22B", .hf_repo = "Qwen/Qwen3-235B-A22B",
+     .family = "qwen3_moe", .layers = 94, .hidden_size = 4096, .attention_heads = 64, .kv_heads = 4, .head_dim = 128,
+     .intermediate_size = 12288, .vocab_size = 151936, .max_context = 40960,
+     .moe = {.experts = 128, .experts_per_token = 8, .expert_intermediate_size = 1536},
+     .source = "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json"},
+    {.id = "gemma-3-12b", .display_name = "Gemma 3 12B", .hf_repo = "google/gemma-3-12b-it", .family = "gemma3",
+     .layers = 48, .hidden_size = 3840, .attention_heads = 16, .kv_heads = 8, .head_dim = 256,
+     .intermediate_size = 15360, .vocab_size = 262208, .tied_embeddings = true, .norms_per_layer = 4,
+     .max_context = 131072, .sliding_window = 1024, .aliases = "gemma3-12b|gemma-3-12b-it",
+     .source = "https://huggingface.co/google/gemma-3-12b-it/blob/main/config.json (text_config; the language model "
+               "only, without the 0.4B vision encoder; five of every six layers attend within the 1024-token window, "
+               "which the KV cache estimate does not yet credit)"},
+    {.id = "gemma-3-27b", .display_name = "Gemma 3 27B", .hf_repo = "google/gemma-3-27b-it", .family = "gemma3",
+     .layers = 62, .hidden_size = 5376, .attention_heads = 32, .kv_heads = 16, .head_dim = 128,
+     .intermediate_size = 21504, .vocab_size = 262208, .tied_embeddings = true, .norms_per_layer = 4,
+     .max_context = 131072, .sliding_window = 1024, .aliases = "gemma3-27b|gemma-3-27b-it",
+     .source = "https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json (text_config; the language model "
+               "only, as for Gemma 3 12B)"},
+    {.id = "gpt-oss-20b", .display_name = "gpt-oss-20b", .hf_repo = "openai/gpt-oss-20b", .family = "gpt_oss",
+     .layers = 24, .hidden_size = 2880, .attention_heads = 64, .kv_heads = 8, .head_dim = 64,
+     .intermediate_size = 2880, .vocab_size = 201088, .qkv_bias = true, .max_context = 131072,
+     .sliding_window = 128,
+     .moe = {.experts = 32, .experts_per_token = 4, .expert_intermediate_size = 2880, .router_bias = true},
+     .source = "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (attention sinks, the output "
+               "projection's and the experts' biases, a few million weights, are not counted; every other layer "
+               "attends within a 128-token window)"},
+    {.id = "gpt-oss-120b", .display_name = "gpt-oss-120b", .hf_repo = "openai/gpt-oss-120b", .family = "gpt_oss",
+     .layers = 36, .hidden_size = 2880, .attention_heads = 64, .kv_heads = 8, .head_dim = 64,
+     .intermediate_size = 2880, .vocab_size = 201088, .qkv_bias = true, .max_context = 131072,
+     .sliding_window = 128,
+     .moe = {.experts = 128, .experts_per_token = 4, .expert_intermediate_size = 2880, .router_bias = true},
+     .source = "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json (as for gpt-oss-20b)"},
+    {.id = "llama-4-scout", .display_name = "Llama 4 Scout 17B-16E", .hf_repo = "meta-llama/Llama-4-Scout-17B-16E",
+     .family = "llama4", .layers = 48, .hidden_size = 5120, .attention_heads = 40, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 16384, .vocab_size = 202048, .max_context = 10485760,
+     .moe = {.experts = 16, .experts_per_token = 1, .shared_experts = 1, .expert_intermediate_size = 8192},
+     .aliases = "llama4-scout|llama-4-scout-17b-16e",
+     .source = "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json (text_config; every "
+               "layer is MoE with one shared expert; three of four layers use 8192-token chunked attention, which "
+               "the KV cache estimate does not yet credit; the vision encoder is not counted)"},
 }};
 #pragma clang diagnostic pop
 

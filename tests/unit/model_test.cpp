@@ -48,6 +48,12 @@ TEST(Model, CatalogueAgreesWithModelCards) {
       {"qwen2-7b", 7.62, 0.01},         {"qwen2-72b", 72.7, 0.05},        {"qwen2.5-14b", 14.77, 0.01},
       {"qwen2.5-72b", 72.7, 0.05},      {"phi-3-mini", 3.82, 0.01},       {"phi-3-medium", 13.96, 0.01},
       {"deepseek-v2", 236, 0.5},        {"deepseek-v3", 671, 0.5},
+      // Model cards: Qwen3 ("8.2B", "32.8B", "30.5B", "235B"), gpt-oss ("21B", "117B"); Gemma 3's
+      // technical report (table 1: 12.2B and 27.4B with a 0.4B vision encoder the catalogue leaves out);
+      // Llama 4 Scout's "109B total", which also counts its vision encoder.
+      {"qwen3-8b", 8.2, 0.05},          {"qwen3-32b", 32.8, 0.05},        {"qwen3-30b-a3b", 30.5, 0.1},
+      {"qwen3-235b-a22b", 235, 0.5},    {"gpt-oss-20b", 21, 0.5},         {"gpt-oss-120b", 117, 0.5},
+      {"gemma-3-12b", 12.2 - 0.4, 0.1}, {"gemma-3-27b", 27.4 - 0.4, 0.1}, {"llama-4-scout", 109, 2.0},
   };
   for (const auto& c : cards)
     EXPECT_NEAR(static_cast<double>(params(c.id)) / 1e9, c.billions, c.tolerance) << c.id;
@@ -61,6 +67,17 @@ TEST(Model, MixtureOfExpertsActiveParameters) {
   EXPECT_NEAR(static_cast<double>(v3.active_parameters) / 1e9, 37.0, 1.0);  // "37B activated"
   const auto v2 = catalogue_model("deepseek-v2").value();
   EXPECT_NEAR(static_cast<double>(v2.active_parameters) / 1e9, 21.0, 0.5);  // "21B activated"
+  // "3.3B activated", "22B activated" (Qwen3 model cards), "17B active parameters" (Llama 4 Scout).
+  EXPECT_NEAR(static_cast<double>(catalogue_model("qwen3-30b-a3b")->active_parameters) / 1e9, 3.3, 0.1);
+  EXPECT_NEAR(static_cast<double>(catalogue_model("qwen3-235b-a22b")->active_parameters) / 1e9, 22.0, 0.5);
+  EXPECT_NEAR(static_cast<double>(catalogue_model("llama-4-scout")->active_parameters) / 1e9, 17.0, 0.5);
+  // gpt-oss: "3.6B active" and "5.1B active" (OpenAI's model card) leave out the embedding table,
+  // of which a token reads one row; the catalogue counts it like every other model's.
+  for (const auto& [id, card] : {std::pair{"gpt-oss-20b", 3.6}, std::pair{"gpt-oss-120b", 5.1}}) {
+    const auto m = catalogue_model(id).value();
+    const double embedding = 201088.0 * 2880.0;
+    EXPECT_NEAR((static_cast<double>(m.active_parameters) - embedding) / 1e9, card, 0.05) << id;
+  }
   const auto dense = catalogue_model("llama-3.1-8b").value();
   EXPECT_EQ(dense.active_parameters, dense.parameters);
 }
@@ -75,7 +92,7 @@ TEST(Model, CatalogueIsConsistent) {
     EXPECT_EQ(find_catalogue_model(e.hf_repo), &e);
     EXPECT_FALSE(e.source.empty());
   }
-  EXPECT_EQ(ids.size(), 27u);
+  EXPECT_EQ(ids.size(), 36u);
   EXPECT_EQ(find_catalogue_model("Llama-3.1-70B")->id, "llama-3.1-70b");
   EXPECT_EQ(find_catalogue_model("meta-llama/Llama-3.1-70B")->id, "llama-3.1-70b");
   EXPECT_EQ(find_catalogue_model("deepseek-r1")->id, "deepseek-v3");

@@ -86,6 +86,11 @@ TEST(Spec, MatchesDetectedDevicesByNameAndMemory) {
   EXPECT_EQ(matched(gpu(Backend::cuda, "Tesla V100-SXM2-32GB", 32510 * MiB)), "v100-sxm2-32gb");
   EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 4090", 24564 * MiB)), "rtx-4090-24gb");
   EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 3090", 24576 * MiB)), "rtx-3090-24gb");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 5090", 32607 * MiB)), "rtx-5090-32gb");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 4080", 16376 * MiB)), "rtx-4080-16gb");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 3060", 12288 * MiB)), "rtx-3060-12gb");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA RTX A6000", 49140 * MiB)), "rtx-a6000-48gb");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA RTX 6000 Ada Generation", 49140 * MiB)), "rtx-6000-ada-48gb");
   EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA L4", 23034 * MiB)), "l4-24gb");
   EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA L40S", 46068 * MiB)), "l40s-48gb");
   EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA A10G", 23028 * MiB)), "a10g-24gb");
@@ -109,6 +114,12 @@ TEST(Spec, NeverConfusesOrGuesses) {
   EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce GTX 1080", 8 * GiB)), "(none)");
   EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GH200 480GB", 97871 * MiB)), "(none)");
   EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 4090 D", 24564 * MiB)), "(none)");
+  // Other products of those names: the 4080 SUPER, the 3060 Ti and 8 GB, the 5090 D.
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 4080 SUPER", 16376 * MiB)), "(none)");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 3060 Ti", 8192 * MiB)), "(none)");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 3060", 8192 * MiB)), "(none)");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA GeForce RTX 5090 D", 32607 * MiB)), "(none)");
+  EXPECT_EQ(matched(gpu(Backend::cuda, "NVIDIA RTX 6000 Ada Generation", 49140 * MiB)), "rtx-6000-ada-48gb");
   EXPECT_EQ(matched(gpu(Backend::rocm, "NVIDIA H100 80GB HBM3", 80 * GiB)), "(none)");
   EXPECT_EQ(matched(gpu(Backend::cpu, "Intel(R) Xeon(R) Platinum 8480+", 2048 * GiB)), "(none)");
 }
