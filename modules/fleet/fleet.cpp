@@ -59,9 +59,9 @@ const FleetNode* Fleet::find(std::string_view host) const noexcept {
 
 std::optional<std::string> host_name_problem(std::string_view name) {
   if (name.empty()) return std::string("a host name is empty");
-  if (name.size() > 253) return text::cat("host name \"", name.substr(0, 40), "...\" is longer than 253 characters");
+  if (name.size() > 253) return text::cat("host name \"", text::excerpt(name, 40), "\" is longer than 253 characters");
   if (name.front() == '-')
-    return text::cat("host name \"", name, "\" starts with '-': a command would read it as an option");
+    return text::cat("host name \"", text::excerpt(name), "\" starts with '-': a command would read it as an option");
   for (const char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
                     c == '-' || c == '_' || c == ':' || c == '@';

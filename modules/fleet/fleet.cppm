@@ -237,8 +237,9 @@ struct ScanRecord {
 /// Scans kept in a SQLite database. Each scan is written in one transaction:
 /// an interrupted scan leaves the database as it was. Writers wait for each
 /// other (up to `busy_timeout`), so two scans writing at once both land. A
-/// file that is not a database, a newer schema, or a database that stays
-/// locked is an error that says so.
+/// file that is not a database, another program's database, a newer schema,
+/// or a database that stays locked is an error that says so. One store is
+/// one connection; threads sharing it take turns.
 class FleetStore {
  public:
   enum class Mode : std::uint8_t { read_only, read_write };

@@ -178,7 +178,10 @@ std::optional<std::string> label_problem(const NodeLabel& label) {
     name = name.substr(slash + 1);
     if (prefix.empty() || prefix.size() > 253)
       return text::cat("label prefix \"", text::excerpt(prefix, 40), "\" must be 1 to 253 characters");
-    for (std::string_view part : text::split_trimmed(prefix, '.')) {
+    // Each dot-separated part, untrimmed: " nvidia.com" is no subdomain.
+    for (std::size_t start = 0, dot = 0; dot != std::string_view::npos; start = dot + 1) {
+      dot = prefix.find('.', start);
+      const std::string_view part = prefix.substr(start, dot == std::string_view::npos ? dot : dot - start);
       const bool lower_alnum_ends = !part.empty() && part.size() <= 63 &&
                                     ((part.front() >= 'a' && part.front() <= 'z') || (part.front() >= '0' && part.front() <= '9')) &&
                                     ((part.back() >= 'a' && part.back() <= 'z') || (part.back() >= '0' && part.back() <= '9'));

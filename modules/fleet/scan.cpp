@@ -14,6 +14,8 @@ module;
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <sys/resource.h>
 module hwaccel.fleet;
 
 namespace hwaccel {
@@ -24,18 +26,31 @@ namespace fs = std::filesystem;
 
 std::string mib(std::size_t bytes) { return text::cat(bytes >> 20, " MiB"); }
 
-// A registry from a node's output; what it printed before the document (an
-// `srun --label` "12: ", a `kubectl logs --prefix` "[pod/x] ") is skipped.
+// A registry from a node's output. What a node prints before the document
+// (an ssh banner, a login script's echo, `srun --label`'s "12: ", `kubectl
+// logs --prefix`'s "[pod/x] ") is skipped: the document is tried from each
+// line that begins with '{' (or from the first '{' of the first line), the
+// first that parses wins.
 Result<AcceleratorRegistry> registry_of_output(std::string_view out) {
   out = text::trim(out);
-  if (!out.empty() && out.front() != '{') {
-    const auto brace = out.find('{');
-    if (brace != std::string_view::npos && brace < 256 && out.substr(0, brace).find('"') == std::string_view::npos)
-      out.remove_prefix(brace);
-  }
   if (out.empty()) return fail(ErrorKind::parse_error, "nothing but blanks");
-  if (out.front() != '{') return fail(ErrorKind::parse_error, text::cat("printed no JSON: \"", text::excerpt(out, 60), "\""));
-  return registry_from_json(out);
+  std::vector<std::size_t> starts;
+  if (out.front() == '{') starts.push_back(0);
+  const auto first_line_end = out.find('\n');
+  if (const auto brace = out.find('{'); brace != std::string_view::npos && brace > 0 && brace < first_line_end &&
+                                        out.substr(0, brace).find('"') == std::string_view::npos)
+    starts.push_back(brace);
+  // A few lines of banner at most: each try reads the rest of the output.
+  constexpr std::size_t max_tries = 8;
+  for (std::size_t at = out.find("\n{"); at != std::string_view::npos && starts.size() < max_tries;
+       at = out.find("\n{", at + 1))
+    starts.push_back(at + 1);
+  if (starts.empty()) return fail(ErrorKind::parse_error, text::cat("printed no JSON: \"", text::excerpt(out, 60), "\""));
+  Result<AcceleratorRegistry> first = registry_from_json(out.substr(starts.front()));
+  if (first) return first;
+  for (std::size_t i = 1; i < starts.size(); ++i)
+    if (auto later = registry_from_json(out.substr(starts[i]))) return later;
+  return first;
 }
 
 FleetNode file_node(const fs::path& path, const ScanOptions& options, std::chrono::system_clock::time_point now) {
@@ -76,6 +91,17 @@ FleetNode file_node(const fs::path& path, const ScanOptions& options, std::chron
   return node;
 }
 
+// A node named by a file whose name is no host name cannot be keyed: it is
+// left out with a warning that says why.
+void add_file_node(Fleet& fleet, FleetNode node) {
+  if (const auto problem = host_name_problem(node.host)) {
+    fleet.warnings.push_back(text::cat(node.source.substr(5), ": ", *problem,
+                                       " (the registry names no host, so its file name would); left out"));
+    return;
+  }
+  fleet.nodes.push_back(std::move(node));
+}
+
 }  // namespace
 
 Fleet scan_files(std::span<const std::string> paths, const ScanOptions& options) {
@@ -86,14 +112,17 @@ Fleet scan_files(std::span<const std::string> paths, const ScanOptions& options)
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
       std::vector<fs::path> files;
-      for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
-        if (it->path().extension() == ".json" && it->is_regular_file(ec)) files.push_back(it->path());
+      for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+        // A dangling link or an unreadable entry is that entry's problem, not the folder's.
+        std::error_code entry_error;
+        if (it->path().extension() == ".json" && it->is_regular_file(entry_error)) files.push_back(it->path());
+      }
       if (ec) fleet.warnings.push_back(text::cat(given, ": cannot list the folder: ", ec.message()));
       std::sort(files.begin(), files.end());
       if (files.empty() && !ec) fleet.warnings.push_back(text::cat(given, ": no .json file in the folder"));
-      for (const auto& f : files) fleet.nodes.push_back(file_node(f, options, fleet.scanned_at));
+      for (const auto& f : files) add_file_node(fleet, file_node(f, options, fleet.scanned_at));
     } else {
-      fleet.nodes.push_back(file_node(path, options, fleet.scanned_at));
+      add_file_node(fleet, file_node(path, options, fleet.scanned_at));
     }
   }
   fleet_detail::settle_nodes(fleet);
@@ -255,14 +284,31 @@ Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const
                  const ScanOptions& options) {
   Fleet fleet;
   fleet.scanned_at = fleet_detail::scan_time(options);
-  std::vector<FleetNode> nodes(hosts.size());
+  // A name a command would misread ("-oProxyCommand=...") is never handed to it.
+  std::vector<std::string_view> asked;
+  asked.reserve(hosts.size());
+  for (const auto& host : hosts) {
+    if (const auto problem = host_name_problem(host)) fleet.warnings.push_back(text::cat(*problem, "; not asked"));
+    else asked.push_back(host);
+  }
+  std::vector<FleetNode> nodes(asked.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
-    for (std::size_t i = next++; i < hosts.size(); i = next++)
-      nodes[i] = run_node(system, hosts[i], command, options, fleet.scanned_at);
+    for (std::size_t i = next++; i < asked.size(); i = next++)
+      nodes[i] = run_node(system, std::string(asked[i]), command, options, fleet.scanned_at);
   };
+  // Each running command holds about five descriptors (two pipes, a pidfd,
+  // the ends being closed): more workers than the limit allows would turn
+  // healthy nodes into "cannot create a pipe" failures.
+  std::size_t by_descriptors = options.concurrency;
+  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    by_descriptors = std::max<std::size_t>(1, (static_cast<std::size_t>(limit.rlim_cur) > 64
+                                                   ? static_cast<std::size_t>(limit.rlim_cur) - 64
+                                                   : 8) / 6);
   const std::size_t workers =
-      system.runs_instantly() ? 1 : std::clamp<std::size_t>(options.concurrency, 1, std::max<std::size_t>(hosts.size(), 1));
+      system.runs_instantly()
+          ? 1
+          : std::clamp<std::size_t>(std::min(options.concurrency, by_descriptors), 1, std::max<std::size_t>(asked.size(), 1));
   if (workers <= 1) {
     work();
   } else {

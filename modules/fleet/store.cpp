@@ -8,6 +8,7 @@ module;
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -179,6 +180,9 @@ std::string warnings_json(const std::vector<std::string>& warnings) {
 }  // namespace
 
 struct FleetStore::State {
+  // One connection: calls from several threads take turns (a transaction
+  // must not interleave with another thread's statements).
+  mutable std::mutex mutex;
   Db db;
   std::string path;
   int version = 0;
@@ -224,7 +228,9 @@ Result<FleetStore> FleetStore::open(const std::string& path, Mode mode, std::chr
     return fail(ErrorKind::invalid_input,
                 text::cat(path, ": a SQLite database of another program, not an hwaccel fleet database"));
   };
-  if (*app != 0 && *app != application_id) return foreign();
+  // hwaccel sets its application_id with the first table: any versioned
+  // database without it (most programs set only user_version) is another's.
+  if (*app != application_id && (*app != 0 || *version != 0)) return foreign();
   if (*version > fleet_store_version)
     return fail(ErrorKind::unsupported, text::cat(path, ": written by a newer hwaccel (schema ", *version,
                                                   "; this one knows up to ", fleet_store_version, ")"));
@@ -243,7 +249,7 @@ Result<FleetStore> FleetStore::open(const std::string& path, Mode mode, std::chr
     const auto now_version = pragma_integer(db, "user_version");
     const auto now_app = pragma_integer(db, "application_id");
     if (!now_version || !now_app) return fail(db_error(db, path, "cannot read the database"));
-    if (*now_app != 0 && *now_app != application_id) return foreign();
+    if (*now_app != application_id && (*now_app != 0 || *now_version != 0)) return foreign();
     if (*now_app == 0 && *now_version == 0) {
       Statement tables(db, "SELECT count(*) FROM sqlite_master");
       if (!tables.ok() || tables.step() != SQLITE_ROW) return fail(db_error(db, path, "cannot read the database"));
@@ -262,6 +268,7 @@ Result<FleetStore> FleetStore::open(const std::string& path, Mode mode, std::chr
 }
 
 Result<std::int64_t> FleetStore::append(const Fleet& fleet) {
+  const std::lock_guard lock(state_->mutex);
   sqlite3* db = state_->db.get();
   const std::string& path = state_->path;
   if (state_->read_only) return fail(ErrorKind::permission_denied, text::cat(path, ": opened read-only"));
@@ -319,6 +326,7 @@ Result<std::int64_t> FleetStore::append(const Fleet& fleet) {
 }
 
 Result<std::vector<ScanRecord>> FleetStore::scans() const {
+  const std::lock_guard lock(state_->mutex);
   sqlite3* db = state_->db.get();
   Statement s(db, "SELECT id, scanned_at, nodes, nodes_answered, accelerators FROM scans ORDER BY id");
   if (!s.ok()) return fail(db_error(db, state_->path, "cannot list the scans"));
@@ -338,6 +346,7 @@ Result<std::vector<ScanRecord>> FleetStore::scans() const {
 }
 
 Result<std::optional<std::int64_t>> FleetStore::latest() const {
+  const std::lock_guard lock(state_->mutex);
   sqlite3* db = state_->db.get();
   Statement s(db, "SELECT max(id) FROM scans");
   if (!s.ok() || s.step() != SQLITE_ROW) return fail(db_error(db, state_->path, "cannot read the scans"));
@@ -346,6 +355,7 @@ Result<std::optional<std::int64_t>> FleetStore::latest() const {
 }
 
 Result<std::optional<std::int64_t>> FleetStore::previous(std::int64_t id) const {
+  const std::lock_guard lock(state_->mutex);
   sqlite3* db = state_->db.get();
   Statement s(db, "SELECT max(id) FROM scans WHERE id < ?");
   if (!s.ok()) return fail(db_error(db, state_->path, "cannot read the scans"));
@@ -356,6 +366,7 @@ Result<std::optional<std::int64_t>> FleetStore::previous(std::int64_t id) const 
 }
 
 Result<Fleet> FleetStore::load(std::int64_t id) const {
+  const std::lock_guard lock(state_->mutex);
   sqlite3* db = state_->db.get();
   const std::string& path = state_->path;
   Statement scan(db, "SELECT scanned_at, warnings FROM scans WHERE id = ?");
@@ -410,6 +421,7 @@ Result<Fleet> FleetStore::load(std::int64_t id) const {
 }
 
 Result<std::uint64_t> FleetStore::prune(std::size_t keep) {
+  const std::lock_guard lock(state_->mutex);
   sqlite3* db = state_->db.get();
   const std::string& path = state_->path;
   if (state_->read_only) return fail(ErrorKind::permission_denied, text::cat(path, ": opened read-only"));

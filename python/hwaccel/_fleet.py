@@ -163,7 +163,8 @@ class ScanRecord(Record):
 
 class FleetStore:
     """Scans in a SQLite database (docs/fleet.md#history-in-sqlite). One
-    connection: give each thread its own store on the same file."""
+    connection: threads sharing a store take turns; stores of their own on
+    the same file write concurrently."""
 
     def __init__(self, path: PathLike, *, read_only: bool = False) -> None:
         self._native = _native.FleetStore(os.fspath(path), read_only)

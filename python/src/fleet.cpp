@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -71,9 +72,13 @@ void bind_fleet(py::module_& m) {
         [](const std::vector<std::string>& hosts, const std::string& command, std::int64_t deadline_ms,
            std::int64_t concurrency, std::int64_t max_output_mib) {
           const ScanOptions options = scan_options(deadline_ms, concurrency, max_output_mib);
-          std::string list;
-          for (const auto& h : hosts) list += h + "\n";
-          const auto names = value_or_raise(parse_host_list(list), "hosts");
+          // Each element is one host: never split or commented out as a host list's text would be.
+          std::set<std::string_view> seen;
+          for (const auto& h : hosts) {
+            if (const auto problem = host_name_problem(h)) raise_argument("hosts", *problem);
+            if (!seen.insert(h).second) raise_argument("hosts", text::cat("\"", h, "\" is given twice"));
+          }
+          const std::vector<std::string>& names = hosts;
           const auto parsed = value_or_raise(CommandTemplate::parse(command), "command");
           const py::gil_scoped_release unlocked;
           const auto system = make_live_system();

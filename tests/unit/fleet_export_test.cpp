@@ -39,6 +39,8 @@ TEST(NodeLabelRules, AsKubernetesDocumentsThem) {
   EXPECT_TRUE(label_problem({"name", "-leading"}));
   EXPECT_TRUE(label_problem({"name", "trailing."}));
   EXPECT_TRUE(label_problem({"na/me/x", "1"}));
+  EXPECT_TRUE(label_problem({" nvidia.com/gpu.count", "1"})) << "a prefix is never trimmed";
+  EXPECT_TRUE(label_problem({"nvidia. com/gpu.count", "1"}));
 }
 
 TEST(NfdLabels, EveryFixtureMachineGivesValidLabels) {

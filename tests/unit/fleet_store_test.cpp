@@ -184,6 +184,12 @@ TEST(FleetStore, RefusesWhatIsNotItsDatabase) {
   ASSERT_FALSE(foreign);
   EXPECT_NE(foreign.error().message.find("another program"), std::string::npos) << foreign.error().message;
 
+  // Most programs version their database with user_version alone.
+  sql(path("versioned.sqlite"), "PRAGMA user_version = 1; CREATE TABLE scans (id INTEGER PRIMARY KEY, total REAL)");
+  const auto versioned = FleetStore::open(path("versioned.sqlite"));
+  ASSERT_FALSE(versioned);
+  EXPECT_NE(versioned.error().message.find("another program"), std::string::npos) << versioned.error().message;
+
   { ASSERT_TRUE(FleetStore::open(path("newer.sqlite"))); }
   sql(path("newer.sqlite"), "PRAGMA user_version = 99");
   const auto newer = FleetStore::open(path("newer.sqlite"));
@@ -217,6 +223,23 @@ TEST(FleetStore, ALockedDatabaseIsAClearTimeout) {
   auto after = FleetStore::open(path);
   ASSERT_TRUE(after);
   EXPECT_TRUE(after->append(sample_fleet(2, day(1)))) << "released, the same database takes the scan";
+}
+
+TEST(FleetStore, ThreadsSharingOneStoreTakeTurns) {
+  TempDir dir;
+  auto store = FleetStore::open((dir.path() / "f.sqlite").string());
+  ASSERT_TRUE(store);
+  std::vector<std::int64_t> ids(4, 0);
+  {
+    std::vector<std::jthread> writers;
+    for (int w = 0; w < 4; ++w)
+      writers.emplace_back([&, w] {
+        if (auto id = store->append(sample_fleet(10, day(w + 1)))) ids[static_cast<std::size_t>(w)] = *id;
+        (void)store->scans();
+      });
+  }
+  EXPECT_TRUE(std::all_of(ids.begin(), ids.end(), [](std::int64_t id) { return id > 0; }));
+  EXPECT_EQ(store->scans().value().size(), 4u);
 }
 
 TEST(FleetStore, TwoScansWritingAtOnceBothLand) {

@@ -110,6 +110,17 @@ TEST(FleetScan, FolderOfRegistriesWithBrokenFiles) {
   EXPECT_EQ(node(fleet, "huge").error->kind, NodeErrorKind::too_large);
   EXPECT_EQ(fleet.scanned_at, *options.now);
 
+  // A dangling link is that entry's problem; a file named like no host, whose
+  // registry names none, is left out with a warning.
+  std::filesystem::create_symlink(dir.path() / "gone", dir.path() / "dangling.json");
+  write(dir.path() / "node 7.json", compact(unnamed));
+  const Fleet more = scan_files(std::vector<std::string>{dir.path().string()}, options);
+  EXPECT_EQ(more.nodes.size(), 6u);
+  EXPECT_TRUE(std::any_of(more.warnings.begin(), more.warnings.end(), [](const std::string& w) {
+    return w.find("node 7.json") != std::string::npos && w.find("left out") != std::string::npos;
+  })) << (more.warnings.empty() ? "" : more.warnings.front());
+  std::filesystem::remove(dir.path() / "node 7.json");
+
   // A FIFO is never opened for reading (it would block): skipped in a folder,
   // an I/O error when named.
   const auto fifo = dir.path() / "pipe.json";
@@ -164,7 +175,11 @@ TEST(FleetScan, CommandPerHostWithFailingNodes) {
       .command({"node-agent", "hangs"}, "", 0, {}, /*hang=*/true)
       .command({"node-agent", "fails"}, "", 255, "ssh: connect to host fails port 22: Connection refused\n")
       .command({"node-agent", "garbage"}, "Last login: yesterday\n\x01\x02 binary")
-      .command({"node-agent", "floods"}, std::string(3 << 20, '{'));
+      .command({"node-agent", "floods"}, std::string(3 << 20, '{'))
+      .command({"node-agent", "chatty"},
+               "Welcome to \"gpu-cluster\" {managed by ops}; see https://wiki/x for the rules of this cluster, "
+               "which are long enough to exceed any short prefix that a parser might skip without looking.\n"
+               "Last login: yesterday\n" + good);
   auto system = FixtureSystem::open(machine.write());
   ASSERT_TRUE(system) << system.error().message;
   const auto command = CommandTemplate::parse("node-agent {host}");
@@ -172,9 +187,13 @@ TEST(FleetScan, CommandPerHostWithFailingNodes) {
   ScanOptions options = pinned();
   options.node_deadline = std::chrono::milliseconds{200};
   options.max_output_bytes = 1 << 20;
-  const std::vector<std::string> hosts = {"good-1", "good-2", "hangs", "fails", "garbage", "floods", "unknown"};
+  const std::vector<std::string> hosts = {"good-1", "good-2", "hangs",   "fails",
+                                          "garbage", "floods", "unknown", "chatty", "-oProxyCommand=touch x"};
   const Fleet fleet = scan_hosts(**system, hosts, *command, options);
-  ASSERT_EQ(fleet.nodes.size(), hosts.size());
+  ASSERT_EQ(fleet.nodes.size(), hosts.size() - 1) << "a host a command would misread is never asked";
+  ASSERT_EQ(fleet.warnings.size(), 1u);
+  EXPECT_NE(fleet.warnings[0].find("not asked"), std::string::npos);
+  EXPECT_TRUE(node(fleet, "chatty").answered()) << "a login banner before the document is skipped";
   EXPECT_TRUE(node(fleet, "good-1").answered());
   EXPECT_EQ(node(fleet, "good-1").host, "good-1") << "the host list names the node, not the registry";
   EXPECT_TRUE(node(fleet, "good-2").answered()) << "a banner before the document is skipped";

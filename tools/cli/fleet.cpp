@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 import hwaccel;
 
 #include "detect_builder.hpp"
@@ -21,7 +23,8 @@ import hwaccel;
 namespace hwaccel::cli {
 namespace {
 
-// `fleet check` tells a mismatch (1) from a check that could not be made.
+// `fleet diff` and `fleet check` tell a difference (1) from a comparison
+// that could not be made (3).
 constexpr int exit_cannot_check = 3;
 
 struct ScanArgs {
@@ -186,6 +189,12 @@ int run_scan(const ScanArgs& args) {
     if (!hosts) return say(hosts.error().message), exit_usage;
     auto command = CommandTemplate::parse(args.exec);
     if (!command) return say(command.error().message), exit_usage;
+    // Every running command holds a few descriptors: the soft limit (often
+    // 1024) is raised to the hard one so that --concurrency is what runs.
+    if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+      limit.rlim_cur = limit.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
     const auto system = make_live_system();
     fleet = scan_hosts(*system, *hosts, *command, options);
   }
@@ -236,28 +245,28 @@ int run_history(const ViewArgs& args) {
 
 int run_diff(const DiffArgs& args) {
   std::optional<FleetStore> store;
-  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_only))) return exit_failure;
+  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_only))) return exit_cannot_check;
   std::vector<std::string> names = args.scans;
   if (names.size() > 2) return say("give at most two scans"), exit_usage;
   if (names.size() < 2) {
     if (!store) return say("give two fleet files, or --db (the latest scan against the one before it)"), exit_usage;
     if (names.empty()) {
       const auto latest = store->latest();
-      if (!latest) return say(latest.error().message), exit_failure;
-      if (!*latest) return say("the database holds no scan yet"), exit_failure;
+      if (!latest) return say(latest.error().message), exit_cannot_check;
+      if (!*latest) return say("the database holds no scan yet"), exit_cannot_check;
       names.push_back(std::to_string(**latest));
     }
     if (!all_digits(names.front())) return say("with one scan, name it by its id in --db"), exit_usage;
     const auto before = store->previous(std::stoll(names.front()));
-    if (!before) return say(before.error().message), exit_failure;
-    if (!*before) return say("scan " + names.front() + " is the first: nothing to compare it with"), exit_failure;
+    if (!before) return say(before.error().message), exit_cannot_check;
+    if (!*before) return say("scan " + names.front() + " is the first: nothing to compare it with"), exit_cannot_check;
     names.insert(names.begin(), std::to_string(**before));
   }
   const auto from = load_scan(store, names[0]);
   const auto to = from ? load_scan(store, names[1]) : std::nullopt;
-  if (!from || !to) return exit_failure;
+  if (!from || !to) return exit_cannot_check;
   const FleetDiff diff = fleet_diff(*from, *to);
-  if (!print(args.json ? to_json(diff, args.pretty) + (args.pretty ? "" : "\n") : to_text(diff))) return exit_failure;
+  if (!print(args.json ? to_json(diff, args.pretty) + (args.pretty ? "" : "\n") : to_text(diff))) return exit_cannot_check;
   return diff.empty() ? 0 : 1;
 }
 
@@ -286,9 +295,8 @@ int run_check(const CheckArgs& args) {
     node.source = "this machine";
     node.registry = std::move(machine->registry);
     current.nodes.push_back(std::move(node));
-  }
-  // One node against one node: the same machine, whatever each calls itself.
-  if (current.nodes.size() == 1) {
+    // This machine against its own entry, whatever each calls itself when
+    // the baseline holds one node only.
     const std::string& host = current.nodes.front().host;
     if (const FleetNode* mine = baseline->find(host)) {
       FleetNode kept = *mine;
@@ -350,7 +358,7 @@ Command add_fleet_command(CLI::App& app) {
       "  hwaccel fleet check --baseline baseline.json       (this node; exit 1 when it differs)\n"
       "\n"
       "Exit status: as for every command (docs/cli.md); `diff` exits 1 when the scans differ, `check`\n"
-      "exits 1 when a node differs from the baseline and 3 when the check could not be made.");
+      "exits 1 when a node differs from the baseline; both exit 3 when they could not compare.");
 
   auto scan = std::make_shared<ScanArgs>();
   auto* s = cmd->add_subcommand("scan", "Collect one registry per node into a fleet document");
