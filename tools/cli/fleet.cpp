@@ -122,10 +122,10 @@ std::string accelerator_summary(const AcceleratorRegistry& registry) {
 }
 
 std::string fleet_table(const Fleet& fleet) {
-  std::string out = fmt::format("{:<24} {:<8} {:>8} {:<12} {}\n", "HOST", "STATUS", "MEMORY", "DRIVER", "ACCELERATORS");
+  std::string out = fmt::format("{:<24} {:<6} {:>10} {:<16} {}\n", "HOST", "STATUS", "MEMORY", "DRIVER", "ACCELERATORS");
   for (const auto& node : fleet.nodes) {
     if (!node.registry) {
-      out += fmt::format("{:<24} {:<8} {:>8} {:<12} {}\n", node.host, "error", "-", "-",
+      out += fmt::format("{:<24} {:<6} {:>10} {:<16} {}\n", node.host, "error", "-", "-",
                          node.error ? node.error->message : std::string());
       continue;
     }
@@ -135,7 +135,7 @@ std::string fleet_table(const Fleet& fleet) {
         driver = *d.driver_version;
         break;
       }
-    out += fmt::format("{:<24} {:<8} {:>8} {:<12} {}\n", node.host, "ok",
+    out += fmt::format("{:<24} {:<6} {:>10} {:<16} {}\n", node.host, "ok",
                        bytes_text(node.registry->total_accelerator_memory()), driver, accelerator_summary(*node.registry));
   }
   const FleetTotals totals = fleet_totals(fleet);
