@@ -422,9 +422,7 @@ std::string doctor_json(const DoctorReport& report, bool pretty) {
   }
   w.end_array();
   w.end_object();
-  std::string out = std::move(w).take();
-  if (pretty) out.push_back('\n');
-  return out;
+  return std::move(w).document();
 }
 
 std::string doctor_text(const DoctorReport& report) {

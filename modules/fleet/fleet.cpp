@@ -140,9 +140,7 @@ FleetTotals fleet_totals(const Fleet& fleet) {
   return totals;
 }
 
-namespace fleet_detail {
-
-std::string format_utc(std::chrono::system_clock::time_point at) {
+std::string format_utc_time(std::chrono::system_clock::time_point at) {
   const std::time_t t = std::chrono::system_clock::to_time_t(at);
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -151,8 +149,8 @@ std::string format_utc(std::chrono::system_clock::time_point at) {
   return std::string(buffer, n);
 }
 
-std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view s) noexcept {
-  // YYYY-MM-DDTHH:MM:SSZ exactly: what format_utc writes.
+std::optional<std::chrono::system_clock::time_point> parse_utc_time(std::string_view s) noexcept {
+  // YYYY-MM-DDTHH:MM:SSZ exactly: what format_utc_time writes.
   if (s.size() != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z')
     return std::nullopt;
   const auto number = [&](std::size_t at, std::size_t n) -> std::optional<int> {
@@ -175,6 +173,8 @@ std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view 
   return std::chrono::sys_days{date} + std::chrono::hours{*hour} + std::chrono::minutes{*minute} +
          std::chrono::seconds{*second};
 }
+
+namespace fleet_detail {
 
 std::chrono::system_clock::time_point scan_time(const ScanOptions& options) {
   return std::chrono::floor<std::chrono::seconds>(options.now.value_or(std::chrono::system_clock::now()));

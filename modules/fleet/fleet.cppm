@@ -89,6 +89,12 @@ struct Fleet {
 
 FleetTotals fleet_totals(const Fleet& fleet);
 
+/// A scan time as fleet documents write it: "2026-11-26T13:50:19Z" (UTC,
+/// whole seconds).
+std::string format_utc_time(std::chrono::system_clock::time_point at);
+/// Reads that form only; nullopt for anything else or a year outside 1970..2200.
+std::optional<std::chrono::system_clock::time_point> parse_utc_time(std::string_view text) noexcept;
+
 /// The fleet document (docs/fleet.md): canonical, with its totals.
 std::string to_json(const Fleet& fleet, bool pretty = false);
 /// Reads a fleet document; a single registry document (what `hwaccel
@@ -336,9 +342,6 @@ SlurmNodeConfig slurm_node_config(const AcceleratorRegistry& registry, const Sys
 
 // Shared by the module's implementation units; not exported.
 namespace hwaccel::fleet_detail {
-/// "2026-11-26T13:50:19Z" (UTC, whole seconds).
-std::string format_utc(std::chrono::system_clock::time_point at);
-std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view text) noexcept;
 /// The scan time of `options`, in whole seconds.
 std::chrono::system_clock::time_point scan_time(const ScanOptions& options);
 /// Sorts nodes by host and keeps each host's last entry, with a warning per duplicate.

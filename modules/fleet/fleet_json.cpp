@@ -17,8 +17,6 @@ namespace hwaccel {
 
 namespace {
 
-using fleet_detail::format_utc;
-using fleet_detail::parse_utc;
 
 void write_counts(json::Writer& w, std::string_view name, const std::vector<FleetCount>& counts) {
   w.key(name).begin_array();
@@ -43,7 +41,7 @@ std::string to_json(const Fleet& fleet, bool pretty) {
   json::Writer w(pretty, 4096);
   w.begin_object();
   w.field("fleet_schema_version", fleet_schema_version);
-  w.field("scanned_at", format_utc(fleet.scanned_at));
+  w.field("scanned_at", format_utc_time(fleet.scanned_at));
   const FleetTotals totals = fleet_totals(fleet);
   w.key("totals").begin_object();
   w.field("nodes", totals.nodes);
@@ -58,7 +56,7 @@ std::string to_json(const Fleet& fleet, bool pretty) {
   for (const auto& node : fleet.nodes) {
     w.begin_object();
     w.field("host", node.host);
-    w.field("scanned_at", format_utc(node.scanned_at));
+    w.field("scanned_at", format_utc_time(node.scanned_at));
     w.field("source", node.source);
     w.field("elapsed_ms", static_cast<std::int64_t>(node.elapsed.count()));
     if (node.registry) {
@@ -78,9 +76,7 @@ std::string to_json(const Fleet& fleet, bool pretty) {
   for (const auto& warning : fleet.warnings) w.value(warning);
   w.end_array();
   w.end_object();
-  std::string out = std::move(w).take();
-  if (pretty) out.push_back('\n');
-  return out;
+  return std::move(w).document();
 }
 
 Result<Fleet> fleet_from_json(std::string_view json) {
@@ -118,7 +114,7 @@ Result<Fleet> fleet_from_json(std::string_view json) {
 
   std::string_view scanned_at;
   if (root["scanned_at"].get_string().get(scanned_at) == simdjson::SUCCESS) {
-    const auto at = parse_utc(scanned_at);
+    const auto at = parse_utc_time(scanned_at);
     if (!at) return fail(bad("scanned_at", "not a time of the form 2026-11-26T13:50:19Z"));
     fleet.scanned_at = *at;
   }
@@ -136,7 +132,7 @@ Result<Fleet> fleet_from_json(std::string_view json) {
     node.host = std::string(s);
     if (const auto problem = host_name_problem(node.host)) return fail(bad(where, *problem));
     if (o["scanned_at"].get_string().get(s) == simdjson::SUCCESS) {
-      const auto at = parse_utc(s);
+      const auto at = parse_utc_time(s);
       if (!at) return fail(bad(where, "scanned_at is not a time of the form 2026-11-26T13:50:19Z"));
       node.scanned_at = *at;
     }
@@ -209,9 +205,7 @@ std::string to_json(const FleetDiff& diff, bool pretty) {
   }
   w.end_array();
   w.end_object();
-  std::string out = std::move(w).take();
-  if (pretty) out.push_back('\n');
-  return out;
+  return std::move(w).document();
 }
 
 }  // namespace hwaccel

@@ -284,7 +284,7 @@ std::vector<NodeLabel> nfd_labels(const AcceleratorRegistry& registry, const Nfd
 std::string nfd_feature_file(std::span<const NodeLabel> labels,
                              std::optional<std::chrono::system_clock::time_point> expiry) {
   std::string out = "# Node labels from hwaccel (docs/fleet.md); Node Feature Discovery reads this features.d file.\n";
-  if (expiry) out += text::cat("# +expiry-time=", fleet_detail::format_utc(*expiry), "\n");
+  if (expiry) out += text::cat("# +expiry-time=", format_utc_time(*expiry), "\n");
   for (const auto& label : labels) out += text::cat(label.name, "=", label.value, "\n");
   return out;
 }

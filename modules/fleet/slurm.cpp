@@ -56,16 +56,15 @@ CoreMap number_cores(std::vector<Pu> pus, std::string source) {
   return map;
 }
 
+// The CPUs a cpulist names; empty when it is malformed or names a CPU past 65535.
 std::vector<std::uint32_t> cpulist(std::string_view list) {
   std::vector<std::uint32_t> out;
-  for (std::string_view part : text::split_trimmed(list, ',')) {
-    if (part.empty()) continue;
-    const auto dash = part.find('-');
-    const auto first = text::parse_u64(part.substr(0, dash));
-    const auto last = dash == std::string_view::npos ? first : text::parse_u64(part.substr(dash + 1));
-    if (!first || !last || *last < *first || *last > 65535) return {};
-    for (auto c = *first; c <= *last; ++c) out.push_back(static_cast<std::uint32_t>(c));
-  }
+  const bool ok = text::for_each_cpulist_range(list, [&](std::uint64_t first, std::uint64_t last) {
+    if (last > 65535) return false;
+    for (auto c = first; c <= last; ++c) out.push_back(static_cast<std::uint32_t>(c));
+    return true;
+  });
+  if (!ok) out.clear();
   return out;
 }
 

@@ -277,7 +277,7 @@ Result<std::int64_t> FleetStore::append(const Fleet& fleet) {
   const FleetTotals totals = fleet_totals(fleet);
   Statement scan(db, "INSERT INTO scans (scanned_at, nodes, nodes_answered, accelerators, warnings) VALUES (?, ?, ?, ?, ?)");
   if (!scan.ok()) return fail(db_error(db, path, "cannot write the scan"));
-  scan.bind(1, fleet_detail::format_utc(fleet.scanned_at))
+  scan.bind(1, format_utc_time(fleet.scanned_at))
       .bind(2, static_cast<std::int64_t>(totals.nodes))
       .bind(3, static_cast<std::int64_t>(totals.nodes_answered))
       .bind(4, static_cast<std::int64_t>(totals.accelerators))
@@ -296,7 +296,7 @@ Result<std::int64_t> FleetStore::append(const Fleet& fleet) {
     node.reset();
     node.bind(1, id)
         .bind(2, n.host)
-        .bind(3, fleet_detail::format_utc(n.scanned_at))
+        .bind(3, format_utc_time(n.scanned_at))
         .bind(4, n.source)
         .bind(5, static_cast<std::int64_t>(n.elapsed.count()));
     if (n.registry) node.bind(6, to_json(*n.registry, JsonOptions{.include_timings = !n.registry->timings().empty()}));
@@ -335,7 +335,7 @@ Result<std::vector<ScanRecord>> FleetStore::scans() const {
   while ((rc = s.step()) == SQLITE_ROW) {
     ScanRecord r;
     r.id = s.integer(0);
-    r.scanned_at = fleet_detail::parse_utc(s.text_at(1)).value_or(std::chrono::system_clock::time_point{});
+    r.scanned_at = parse_utc_time(s.text_at(1)).value_or(std::chrono::system_clock::time_point{});
     r.nodes = static_cast<std::uint64_t>(s.integer(2));
     r.nodes_answered = static_cast<std::uint64_t>(s.integer(3));
     r.accelerators = static_cast<std::uint64_t>(s.integer(4));
@@ -376,7 +376,7 @@ Result<Fleet> FleetStore::load(std::int64_t id) const {
   if (found == SQLITE_DONE) return fail(ErrorKind::not_found, text::cat(path, ": there is no scan ", id));
   if (found != SQLITE_ROW) return fail(db_error(db, path, text::cat("cannot read scan ", id)));
   Fleet fleet;
-  const auto at = fleet_detail::parse_utc(scan.text_at(0));
+  const auto at = parse_utc_time(scan.text_at(0));
   if (!at) return fail(ErrorKind::parse_error, text::cat(path, ": scan ", id, " has no valid time"));
   fleet.scanned_at = *at;
   {
@@ -398,7 +398,7 @@ Result<Fleet> FleetStore::load(std::int64_t id) const {
   while ((rc = nodes.step()) == SQLITE_ROW) {
     FleetNode n;
     n.host = std::string(nodes.text_at(0));
-    n.scanned_at = fleet_detail::parse_utc(nodes.text_at(1)).value_or(fleet.scanned_at);
+    n.scanned_at = parse_utc_time(nodes.text_at(1)).value_or(fleet.scanned_at);
     n.source = std::string(nodes.text_at(2));
     n.elapsed = std::chrono::milliseconds{nodes.integer(3)};
     if (!nodes.is_null(4)) {

@@ -107,6 +107,12 @@ class Writer {
     out_.resize(size_);
     return std::move(out_);
   }
+  /// The text as a whole document: pretty output ends with a line break,
+  /// as a file or a terminal expects; compact output stays one token stream.
+  inline std::string document() && {
+    if (pretty_) put('\n');
+    return std::move(*this).take();
+  }
 
  private:
   // The text lives in out_[0, size_); out_ is kept at its allocated size so

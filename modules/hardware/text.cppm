@@ -213,28 +213,35 @@ inline std::optional<std::uint64_t> parse_memory_size(std::string_view s) noexce
   return n ? memory_size(*n) : std::nullopt;
 }
 
-/// Parses a Linux cpulist ("0-3,8,10-11") into the number of CPUs it names;
-/// nullopt on malformed input or absurd ranges.
-inline std::optional<std::uint32_t> cpulist_count(std::string_view list) noexcept {
+/// Calls `range(first, last)` for each item of a Linux cpulist ("0-3,8,10-11"
+/// gives 0-3, 8-8, 10-11); false on malformed input, absurd ranges, or when
+/// `range` returns false (to stop).
+template <class Range>
+bool for_each_cpulist_range(std::string_view list, Range&& range) {
   list = trim(list);
-  if (list.empty()) return 0u;
   std::uint64_t count = 0;
   while (!list.empty()) {
     std::string_view item = trim(next_token(list, ','));
-    if (item.empty()) return std::nullopt;
+    if (item.empty()) return false;
     const auto dash = item.find('-');
-    if (dash == std::string_view::npos) {
-      if (!parse_u64(item)) return std::nullopt;
-      ++count;
-    } else {
-      const auto lo = parse_u64(item.substr(0, dash));
-      const auto hi = parse_u64(item.substr(dash + 1));
-      if (!lo || !hi || *hi < *lo || *hi - *lo > 1'000'000) return std::nullopt;
-      count += *hi - *lo + 1;
-    }
-    if (count > 10'000'000) return std::nullopt;
+    const auto lo = parse_u64(item.substr(0, dash));
+    const auto hi = dash == std::string_view::npos ? lo : parse_u64(item.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo || *hi - *lo > 1'000'000) return false;
+    count += *hi - *lo + 1;
+    if (count > 10'000'000 || !range(*lo, *hi)) return false;
   }
-  return static_cast<std::uint32_t>(count);
+  return true;
+}
+
+/// Parses a Linux cpulist ("0-3,8,10-11") into the number of CPUs it names;
+/// nullopt on malformed input or absurd ranges.
+inline std::optional<std::uint32_t> cpulist_count(std::string_view list) noexcept {
+  std::uint64_t count = 0;
+  const bool ok = for_each_cpulist_range(list, [&](std::uint64_t lo, std::uint64_t hi) noexcept {
+    count += hi - lo + 1;
+    return true;
+  });
+  return ok ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(count)) : std::nullopt;
 }
 
 /// Appends the decimal form of an integer.

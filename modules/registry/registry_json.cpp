@@ -213,9 +213,7 @@ void write_system(json::Writer& w, const SystemInfo& s) {
 std::string to_json(const AcceleratorRegistry& registry, const JsonOptions& options) {
   json::Writer w(options.pretty, 1024 + registry.devices().size() * 1024);  // a device is ~700 bytes
   write_json(w, registry, options.include_timings);
-  std::string out = std::move(w).take();
-  if (options.pretty) out.push_back('\n');
-  return out;
+  return std::move(w).document();
 }
 
 void write_json(json::Writer& w, const AcceleratorRegistry& registry, bool include_timings) {
@@ -308,9 +306,7 @@ std::string summary_json(const AcceleratorRegistry& registry, bool pretty) {
   for (const auto& [name, n] : by_kind) w.field(name, n);
   w.end_object();
   w.end_object();
-  std::string out = std::move(w).take();
-  if (pretty) out.push_back('\n');
-  return out;
+  return std::move(w).document();
 }
 
 // ---------------------------------------------------------------------------

@@ -46,11 +46,19 @@ class Fleet:
     """A scan: nodes sorted by host, totals by model, spec and backend, and
     the warnings that belong to no node. Compares by content and pickles."""
 
-    __slots__ = ("_json",)
+    __slots__ = ("_json", "_document")
     _json: str
+    _document: Optional[Dict[str, Any]]
 
     def __init__(self, document_json: str) -> None:
         self._json = document_json
+        self._document = None
+
+    def _doc(self) -> Dict[str, Any]:
+        # Parsed once, on first use: every view below reads the same document.
+        if self._document is None:
+            self._document = json.loads(self._json)
+        return self._document
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "Fleet":
@@ -65,29 +73,30 @@ class Fleet:
         return self._json
 
     def to_dict(self) -> Dict[str, Any]:
+        """The fleet document as plain dicts and lists (a fresh copy)."""
         document: Dict[str, Any] = json.loads(self._json)
         return document
 
     @property
     def scanned_at(self) -> str:
-        return str(self.to_dict()["scanned_at"])
+        return str(self._doc()["scanned_at"])
 
     @property
     def nodes(self) -> List[FleetNode]:
-        return [FleetNode(n) for n in self.to_dict()["nodes"]]
+        return [FleetNode(n) for n in self._doc()["nodes"]]
 
     @property
     def totals(self) -> Record:
         """``nodes``, ``nodes_answered``, ``accelerators``, ``accelerator_memory_bytes``
         and ``by_model``/``by_spec``/``by_backend`` counts."""
-        return Record(self.to_dict()["totals"])
+        return Record(self._doc()["totals"])
 
     @property
     def warnings(self) -> List[str]:
-        return list(self.to_dict()["warnings"])
+        return list(self._doc()["warnings"])
 
     def __getitem__(self, host: str) -> FleetNode:
-        for node in self.to_dict()["nodes"]:
+        for node in self._doc()["nodes"]:
             if node["host"] == host:
                 return FleetNode(node)
         raise KeyError(host)
@@ -96,7 +105,7 @@ class Fleet:
         return iter(self.nodes)
 
     def __len__(self) -> int:
-        return len(self.to_dict()["nodes"])
+        return len(self._doc()["nodes"])
 
     def diff(self, later: "Fleet") -> Record:
         """What changed from this scan to ``later``: ``nodes`` (added, gone,
@@ -119,10 +128,11 @@ class Fleet:
         return self._json
 
     def __setstate__(self, state: str) -> None:
-        object.__setattr__(self, "_json", state)
+        self._json = state
+        self._document = None
 
     def __repr__(self) -> str:
-        totals = self.to_dict()["totals"]
+        totals = self._doc()["totals"]
         return f"Fleet({totals['nodes']} nodes, {totals['nodes_answered']} answered, {totals['accelerators']} accelerators)"
 
 

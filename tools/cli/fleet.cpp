@@ -1,7 +1,6 @@
 // `hwaccel fleet`: scan many nodes, keep scans in SQLite, show, diff and check them.
 #include "commands.hpp"
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -70,10 +69,6 @@ struct PruneArgs {
 };
 
 void say(std::string_view message) { std::cerr << "hwaccel fleet: " << message << "\n"; }
-
-std::string utc_text(std::chrono::system_clock::time_point at) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(at)));
-}
 
 bool all_digits(std::string_view s) {
   return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string_view::npos;
@@ -227,7 +222,7 @@ int run_history(const ViewArgs& args) {
     for (const auto& s : *scans) {
       w.begin_object();
       w.field("id", s.id);
-      w.field("scanned_at", utc_text(s.scanned_at));
+      w.field("scanned_at", format_utc_time(s.scanned_at));
       w.field("nodes", s.nodes);
       w.field("nodes_answered", s.nodes_answered);
       w.field("accelerators", s.accelerators);
@@ -238,7 +233,7 @@ int run_history(const ViewArgs& args) {
   }
   std::string out = fmt::format("{:>6} {:<21} {:>6} {:>9} {:>13}\n", "SCAN", "TIME", "NODES", "ANSWERED", "ACCELERATORS");
   for (const auto& s : *scans)
-    out += fmt::format("{:>6} {:<21} {:>6} {:>9} {:>13}\n", s.id, utc_text(s.scanned_at), s.nodes, s.nodes_answered,
+    out += fmt::format("{:>6} {:<21} {:>6} {:>9} {:>13}\n", s.id, format_utc_time(s.scanned_at), s.nodes, s.nodes_answered,
                        s.accelerators);
   return print(out) ? 0 : exit_failure;
 }
