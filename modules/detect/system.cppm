@@ -8,8 +8,10 @@ module;
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 export module hwaccel.detect:system;
 import hwaccel.hardware;
@@ -84,6 +86,84 @@ struct ToolResult {
   bool succeeded() const noexcept { return !signal && exit_code == 0; }
 };
 
+/// A notification from the kernel, as it arrived: what watching the machine
+/// (the hwaccel.watch module) reads instead of polling.
+struct KernelEvent {
+  enum class Source : std::uint8_t {
+    uevent,      ///< a NETLINK_KOBJECT_UEVENT message: "ACTION@DEVPATH\0KEY=VALUE\0..."
+    kernel_log,  ///< one /dev/kmsg record: "PRIORITY,SEQ,USEC,FLAGS;MESSAGE"
+  };
+  Source source = Source::uevent;
+  std::string payload;
+
+  friend bool operator==(const KernelEvent&, const KernelEvent&) = default;
+};
+
+/// A kernel uevent, parsed: the header's action and device path, and every
+/// KEY=VALUE that followed in the order sent (ACTION, DEVPATH, SUBSYSTEM,
+/// SEQNUM, then the subsystem's own: PCI_ID, PCI_SLOT_NAME, DRIVER, DEVNAME...).
+struct Uevent {
+  std::string action;   ///< "add", "remove", "change", "bind", "unbind", "move", "online", "offline"
+  std::string devpath;  ///< below /sys: "/devices/pci0000:00/0000:00:01.0/0000:01:00.0"
+  std::vector<std::pair<std::string, std::string>> variables;
+
+  /// The value of `key`, or "".
+  std::string_view get(std::string_view key) const noexcept;
+  friend bool operator==(const Uevent&, const Uevent&) = default;
+};
+
+/// Longest uevent message read or replayed; the kernel's own buffer is 2 KiB
+/// of variables, so anything near this is not from the kernel.
+inline constexpr std::size_t max_uevent_bytes = 16384;
+
+/// Parses a NETLINK_KOBJECT_UEVENT message ("ACTION@DEVPATH\0KEY=VALUE\0...").
+/// parse_error for an oversized message, a header without '@', a device path
+/// not starting with '/', a variable without '=', an empty or non-printable
+/// key, or an ACTION/DEVPATH variable that contradicts the header. The
+/// trailing NUL is optional. udev's re-broadcasts ("libudev" headers) are
+/// refused: only the kernel's messages are read.
+Result<Uevent> parse_uevent(std::string_view message);
+/// The message parse_uevent reads.
+std::string format_uevent(const Uevent& event);
+
+/// What one wait on an EventStream brought.
+struct EventBatch {
+  std::vector<KernelEvent> events;
+  /// Events were lost (the socket's buffer overflowed, kernel log records
+  /// were overwritten) or a recorded timeline says a periodic re-scan saw
+  /// this step: only a full re-scan knows the machine now.
+  bool rescan = false;
+  /// A replayed timeline has no more steps; a live stream never ends.
+  bool ended = false;
+};
+
+/// Which kernel notifications to listen to.
+struct EventStreamOptions {
+  bool uevents = true;
+  bool kernel_log = true;
+  /// At most this many events per batch; the rest wait for the next call.
+  std::size_t max_batch = 4096;
+};
+
+/// A stream of kernel notifications. wait() is called from one thread at a
+/// time; wake() from any thread, at any time.
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  /// Blocks until something arrives, `deadline` passes or wake() is called,
+  /// then returns what is there (possibly nothing). Never busy-polls.
+  virtual Result<EventBatch> wait(std::chrono::steady_clock::time_point deadline) = 0;
+  /// Makes a blocked (or the next) wait() return at once.
+  virtual void wake() noexcept = 0;
+  /// What the stream listens to ("uevent netlink socket", "/dev/kmsg"), and
+  /// what it could not open, with the reason: a container often has neither.
+  virtual std::vector<std::string> sources() const = 0;
+  virtual std::vector<std::string> unavailable() const = 0;
+  /// True for a replayed timeline: each batch is one recorded step, a whole
+  /// burst, so the reader need not wait for quiet before acting on it.
+  virtual bool replay() const noexcept { return false; }
+};
+
 /// Read-only view of a machine. Every method is safe to call from several
 /// threads at once. Paths are absolute, as on the real machine ("/sys/...").
 class System {
@@ -118,6 +198,12 @@ class System {
   /// True when every read is already answered from memory (an indexed
   /// fixture, a ReadCache): detection then adds no cache of its own.
   virtual bool reads_from_memory() const noexcept { return false; }
+
+  /// Opens a stream of the machine's kernel notifications. unsupported
+  /// where the System has none (the default: a plain fixture, a recording);
+  /// a live stream that can open neither source is also unsupported, with
+  /// both reasons.
+  virtual Result<std::unique_ptr<EventStream>> open_events(const EventStreamOptions& options = {}) const;
 
   bool exists(std::string_view path) const { return status(path).has_value(); }
 };
@@ -197,6 +283,16 @@ class FixtureSystem final : public System {
   /// Opens `dir` (holding fixture.json, root/, commands/). Fails with a clear
   /// error on a malformed manifest or a root that cannot be read.
   static Result<std::unique_ptr<FixtureSystem>> open(std::string_view dir, FixtureOptions options = {});
+  /// Opens `dir` with `layers` laid over it in order (see TimelineStep::state):
+  /// each layer's `removed` paths go, then the files under its folder's root/
+  /// replace or add, and its fixture.json, when present, replaces the
+  /// manifest. A layer with an empty `dir` only removes.
+  struct Layer {
+    std::string dir;
+    std::vector<std::string> removed;
+  };
+  static Result<std::unique_ptr<FixtureSystem>> open_layered(std::string_view dir, std::span<const Layer> layers,
+                                                             FixtureOptions options = {});
   ~FixtureSystem() override;
 
   const FixtureManifest& manifest() const noexcept;
@@ -216,6 +312,71 @@ class FixtureSystem final : public System {
 
  private:
   explicit FixtureSystem(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+/// One step of a fixture timeline (docs/fixtures.md): what the kernel said,
+/// then the machine's state after it.
+struct TimelineStep {
+  std::string name;                   ///< "gpu-falls-off-bus", for messages
+  std::vector<KernelEvent> events;    ///< in the order they arrived
+  bool rescan = false;                ///< seen by a periodic re-scan, not an event
+  /// The state: a folder (relative to the timeline) laid over the previous
+  /// step's state: files under its root/ replace or add, `removed` paths go
+  /// with everything below them, and its fixture.json, where it has one,
+  /// replaces the manifest (commands then come from its commands/). With
+  /// `complete`, the folder is a whole fixture instead (what capture writes).
+  std::optional<std::string> state;
+  std::vector<std::string> removed;
+  bool complete = false;
+};
+
+/// timeline.json, format 1.
+struct Timeline {
+  int format = 1;
+  std::vector<TimelineStep> steps;
+};
+
+/// Parses and validates a timeline (timeline.json); paths must stay inside
+/// the fixture folder.
+Result<Timeline> parse_timeline(std::string_view json);
+std::string write_timeline(const Timeline& timeline);
+
+/// A fixture with a timeline replayed step by step: reads answer from the
+/// state of the current step (the fixture itself before the first), and
+/// open_events() returns a stream that delivers one step per wait(), moving
+/// the state on as it does, then a quiet (empty) batch, then the next step,
+/// and `ended` after the last. Every state is opened up front, so a broken
+/// step fails open(), not the replay.
+class TimelineSystem final : public System {
+ public:
+  /// `dir` is a fixture folder holding timeline.json.
+  static Result<std::unique_ptr<TimelineSystem>> open(std::string_view dir, FixtureOptions options = {});
+  ~TimelineSystem() override;
+
+  const Timeline& timeline() const noexcept;
+  /// Steps delivered so far (0 before the first).
+  std::size_t position() const noexcept;
+  /// The state after `steps` steps (0: the fixture itself).
+  const FixtureSystem& state(std::size_t steps) const;
+
+  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
+  Result<std::string> read_link(std::string_view path) const override;
+  Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
+  std::optional<std::string> env(std::string_view name) const override;
+  ProcessIdentity identity() const override;
+  std::optional<std::string> find_tool(std::string_view name) const override;
+  Result<ToolResult> run(const ToolRequest& request) const override;
+  bool runs_instantly() const noexcept override;
+  bool reads_from_memory() const noexcept override { return true; }
+  /// One stream per timeline: a second open while the first lives is refused.
+  Result<std::unique_ptr<EventStream>> open_events(const EventStreamOptions& options = {}) const override;
+
+  struct State;
+
+ private:
+  explicit TimelineSystem(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
 
@@ -319,4 +480,9 @@ class RecordingSystem final : public System {
   std::unique_ptr<State> state_;
 };
 
+}  // namespace hwaccel
+
+// Module-internal: the live System's kernel notifications (system_events.cpp).
+namespace hwaccel {
+Result<std::unique_ptr<EventStream>> open_live_events(const EventStreamOptions& options);
 }  // namespace hwaccel

@@ -51,6 +51,7 @@ struct Node {
   std::uint32_t mode = 0;
   std::string link;                // symlink target
   std::string disk_path;           // regular file: its path below root/ ("sys/class/...")
+  std::uint16_t layer = 0;         // regular file: which folder's root/ holds it (0: the fixture's own)
   std::optional<std::string> data; // preloaded content (whole file, or the first preload bytes)
   bool data_complete = false;
   bool unreadable = false;         // a directory that could not be listed (permissions)
@@ -145,6 +146,7 @@ struct Indexer {
   const FixtureOptions& options;
   std::size_t entries = 0;
   std::size_t preloaded = 0;
+  std::uint16_t layer = 0;
 
   // Indexes the open directory `dir_fd` (below root/ at `relative`) into
   // `node`. Everything is opened relative to its parent's descriptor with
@@ -186,6 +188,7 @@ struct Indexer {
         child->link = std::move(target);
       } else if (child->type == FileType::regular) {
         child->disk_path = child_relative;
+        child->layer = layer;
         if (child->size <= options.preload_file_bytes && preloaded + child->size <= options.preload_total_bytes) {
           FileDescriptor file(::openat(fd, e->d_name, file_open_flags));
           if (file.get() >= 0) {
@@ -202,6 +205,41 @@ struct Indexer {
     return {};
   }
 };
+
+// Lays `over` onto `under`: folders merge, anything else replaces.
+void lay_over(Node& under, Node&& over) {
+  for (auto& [name, child] : over.children) {
+    const auto it = under.children.find(name);
+    if (it != under.children.end() && it->second->type == FileType::directory && child->type == FileType::directory &&
+        !child->unreadable) {
+      lay_over(*it->second, std::move(*child));
+      continue;
+    }
+    under.children.insert_or_assign(name, std::move(child));
+  }
+}
+
+// Removes the entry at `path` (no link followed on the way) with everything
+// below it; an error when there is none, since a timeline removing what is
+// not there is a mistake in the timeline.
+Result<void> remove_path(Node& root, std::string_view path) {
+  const std::vector<std::string_view> parts = components(path);
+  if (parts.empty() || path.front() != '/')
+    return fail(ErrorKind::invalid_input, text::cat("cannot remove \"", text::excerpt(path), "\": not an absolute path below /"));
+  Node* dir = &root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (parts[i] == "..") return fail(ErrorKind::escapes_root, text::cat("cannot remove ", text::excerpt(path), ": it has \"..\""));
+    const auto it = dir->children.find(parts[i]);
+    if (it == dir->children.end() || it->second->type != FileType::directory)
+      return fail(ErrorKind::not_found, text::cat("cannot remove ", text::excerpt(path), ": the previous state has no such folder"));
+    dir = it->second.get();
+  }
+  const auto it = dir->children.find(parts.back());
+  if (it == dir->children.end())
+    return fail(ErrorKind::not_found, text::cat("cannot remove ", text::excerpt(path), ": the previous state has no such path"));
+  dir->children.erase(it);
+  return {};
+}
 
 // ---- manifest ----------------------------------------------------------------
 
@@ -411,6 +449,7 @@ struct FixtureSystem::State {
 
   std::string dir;
   std::string commands_dir;
+  std::vector<std::string> roots;  // root/ of the fixture, then of each layer (Node::layer)
   FixtureOptions options;
   FixtureManifest manifest;
   Node root;
@@ -514,46 +553,97 @@ struct FixtureSystem::State {
 FixtureSystem::FixtureSystem(std::unique_ptr<State> state) : state_(std::move(state)) {}
 FixtureSystem::~FixtureSystem() = default;
 
-Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open(std::string_view dir, FixtureOptions options) {
-  auto state = std::make_unique<State>();
-  state->options = options;
+namespace {
+
+std::string resolved_folder(std::string_view dir, Error& error) {
   std::string d(dir);
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   char resolved[PATH_MAX];
-  if (!::realpath(d.c_str(), resolved))
-    return fail(ErrorKind::not_found, text::cat("fixture folder ", dir, ": ", std::strerror(errno)));
-  state->dir = resolved;
-  state->commands_dir = state->dir + "/commands";
-
-  auto manifest_text = read_disk_file(state->dir + "/fixture.json", 16 << 20, text::cat(dir, "/fixture.json"));
-  if (!manifest_text) {
-    if (::access((state->dir + "/fixture.json").c_str(), F_OK) != 0)
-      return fail(ErrorKind::not_found, text::cat(dir, " has no fixture.json: not a fixture folder"));
-    return fail(manifest_text.error());
+  if (!::realpath(d.c_str(), resolved)) {
+    error = Error{ErrorKind::not_found, text::cat("fixture folder ", dir, ": ", std::strerror(errno))};
+    return {};
   }
-  if (manifest_text->truncated) return fail(ErrorKind::invalid_input, text::cat(dir, "/fixture.json is larger than 16 MiB"));
-  auto manifest = parse_fixture_manifest(manifest_text->data);
-  if (!manifest) return fail(Error{manifest.error().kind, text::cat(dir, ": ", manifest.error().message)});
-  state->manifest = std::move(*manifest);
+  return resolved;
+}
 
-  state->root.type = FileType::directory;
-  std::size_t preloaded = 0;
-  const std::string root_dir = state->dir + "/root";
-  struct stat st{};
-  if (::lstat(root_dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return fail(ErrorKind::invalid_input, text::cat(dir, "/root is not a directory"));
-    FileDescriptor root_fd(::open(root_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (root_fd.get() < 0) {
-      if (errno != EACCES && errno != EPERM)
-        return fail(ErrorKind::io_error, text::cat("cannot list ", dir, "/root: ", std::strerror(errno)));
-      state->root.unreadable = true;
-    } else {
-      Indexer indexer{state->options};
-      if (auto r = indexer.index(std::move(root_fd), "", state->root, 0); !r) return fail(r.error());
-      preloaded = indexer.preloaded;
+// fixture.json of `folder`; nullopt when it has none and `required` is false.
+Result<std::optional<FixtureManifest>> load_manifest(const std::string& folder, std::string_view shown, bool required) {
+  auto text_read = read_disk_file(folder + "/fixture.json", 16 << 20, text::cat(shown, "/fixture.json"));
+  if (!text_read) {
+    if (::access((folder + "/fixture.json").c_str(), F_OK) != 0) {
+      if (!required) return std::optional<FixtureManifest>{};
+      return fail(ErrorKind::not_found, text::cat(shown, " has no fixture.json: not a fixture folder"));
     }
+    return fail(text_read.error());
   }
-  state->preload_outputs(preloaded);
+  if (text_read->truncated) return fail(ErrorKind::invalid_input, text::cat(shown, "/fixture.json is larger than 16 MiB"));
+  auto manifest = parse_fixture_manifest(text_read->data);
+  if (!manifest) return fail(Error{manifest.error().kind, text::cat(shown, ": ", manifest.error().message)});
+  return std::optional<FixtureManifest>(std::move(*manifest));
+}
+
+// Indexes `folder`/root/ (when there is one) into `into`.
+Result<void> index_root(const std::string& folder, std::string_view shown, Indexer& indexer, Node& into) {
+  into.type = FileType::directory;
+  const std::string root_dir = folder + "/root";
+  struct stat st{};
+  if (::lstat(root_dir.c_str(), &st) != 0) return {};
+  if (!S_ISDIR(st.st_mode)) return fail(ErrorKind::invalid_input, text::cat(shown, "/root is not a directory"));
+  FileDescriptor root_fd(::open(root_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (root_fd.get() < 0) {
+    if (errno != EACCES && errno != EPERM)
+      return fail(ErrorKind::io_error, text::cat("cannot list ", shown, "/root: ", std::strerror(errno)));
+    into.unreadable = true;
+    return {};
+  }
+  return indexer.index(std::move(root_fd), "", into, 0);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open(std::string_view dir, FixtureOptions options) {
+  return open_layered(dir, {}, options);
+}
+
+Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open_layered(std::string_view dir, std::span<const Layer> layers,
+                                                                   FixtureOptions options) {
+  if (layers.size() >= std::numeric_limits<std::uint16_t>::max())
+    return fail(ErrorKind::invalid_input, text::cat("a fixture takes at most 65534 layers, not ", layers.size()));
+  auto state = std::make_unique<State>();
+  state->options = options;
+  Error error;
+  state->dir = resolved_folder(dir, error);
+  if (state->dir.empty()) return fail(std::move(error));
+  state->commands_dir = state->dir + "/commands";
+  auto manifest = load_manifest(state->dir, dir, true);
+  if (!manifest) return fail(manifest.error());
+  state->manifest = std::move(**manifest);
+
+  Indexer indexer{state->options};
+  state->roots.push_back(state->dir + "/root");
+  if (auto r = index_root(state->dir, dir, indexer, state->root); !r) return fail(r.error());
+  for (const Layer& layer : layers) {
+    for (const std::string& path : layer.removed)
+      if (auto r = remove_path(state->root, path); !r)
+        return fail(Error{r.error().kind, text::cat(layer.dir.empty() ? std::string_view(dir) : std::string_view(layer.dir),
+                                                    ": ", r.error().message)});
+    if (layer.dir.empty()) continue;  // a layer that only removes
+    const std::string folder = resolved_folder(layer.dir, error);
+    if (folder.empty()) return fail(std::move(error));
+    auto layer_manifest = load_manifest(folder, layer.dir, false);
+    if (!layer_manifest) return fail(layer_manifest.error());
+    if (*layer_manifest) {
+      state->manifest = std::move(**layer_manifest);
+      state->commands_dir = folder + "/commands";
+    }
+    indexer.layer = static_cast<std::uint16_t>(state->roots.size());
+    state->roots.push_back(folder + "/root");
+    Node over;
+    if (auto r = index_root(folder, layer.dir, indexer, over); !r) return fail(r.error());
+    if (over.unreadable) return fail(ErrorKind::permission_denied, text::cat("cannot list ", layer.dir, "/root"));
+    lay_over(state->root, std::move(over));
+  }
+  state->preload_outputs(indexer.preloaded);
   return std::unique_ptr<FixtureSystem>(new FixtureSystem(std::move(state)));
 }
 
@@ -573,7 +663,7 @@ Result<FileContent> FixtureSystem::read_file(std::string_view path, std::size_t 
     c.data.assign(*n.data, 0, std::min(max_bytes, n.data->size()));
     return c;
   }
-  return read_file_beneath(state_->dir + "/root", n.disk_path, max_bytes, path);
+  return read_file_beneath(state_->roots[n.layer], n.disk_path, max_bytes, path);
 }
 
 Result<std::vector<DirEntry>> FixtureSystem::list_dir(std::string_view path) const {

@@ -251,6 +251,10 @@ class LiveSystem final : public System {
     return std::string(v);
   }
 
+  Result<std::unique_ptr<EventStream>> open_events(const EventStreamOptions& options) const override {
+    return open_live_events(options);
+  }
+
   std::optional<std::string> find_tool(std::string_view name) const override {
     if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..") return std::nullopt;
     {
