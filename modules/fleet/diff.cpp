@@ -15,59 +15,12 @@ namespace hwaccel {
 namespace {
 
 std::string optional_text(const std::optional<std::string>& v) { return v.value_or(""); }
-std::string optional_text(const std::optional<std::uint64_t>& v) { return v ? text::cat(*v) : std::string(); }
-std::string optional_text(const std::optional<std::int32_t>& v) { return v ? text::cat(*v) : std::string(); }
-
-std::string partition_layout(const DeviceProfile& d) {
-  std::string out;
-  for (const auto& p : d.partitions) {
-    if (!out.empty()) out += ',';
-    out += p.profile.empty() ? p.id : p.profile;
-  }
-  return out;
-}
-
-// The facts of a device that a scan-to-scan change is about; live values
-// (free memory, power, temperature, utilization) are not.
-std::vector<FieldChange> device_changes(const DeviceProfile& a, const DeviceProfile& b) {
-  std::vector<FieldChange> out;
-  const auto compare = [&](std::string_view field, std::string before, std::string after) {
-    if (before != after) out.push_back(FieldChange{std::string(field), std::move(before), std::move(after)});
-  };
-  compare("name", a.name, b.name);
-  compare("memory_bytes", optional_text(a.memory_bytes), optional_text(b.memory_bytes));
-  compare("driver_version", optional_text(a.driver_version), optional_text(b.driver_version));
-  compare("firmware_version", optional_text(a.firmware_version), optional_text(b.firmware_version));
-  compare("spec_id", optional_text(a.spec_id), optional_text(b.spec_id));
-  compare("compute_capability", optional_text(a.compute_capability), optional_text(b.compute_capability));
-  compare("available", a.available ? "true" : "false", b.available ? "true" : "false");
-  compare("partitions", partition_layout(a), partition_layout(b));
-  compare("numa_node", optional_text(a.numa_node), optional_text(b.numa_node));
-  const auto width = [](const DeviceProfile& d) {
-    return d.pcie && d.pcie->max_width ? text::cat(*d.pcie->max_width) : std::string();
-  };
-  compare("pcie_max_width", width(a), width(b));
-  return out;
-}
-
-// Devices of a registry by identity (an ordered map: changes come out sorted).
-std::map<std::string, const DeviceProfile*> by_identity(const AcceleratorRegistry& r) {
-  std::map<std::string, const DeviceProfile*> out;
-  for (const auto& d : r.devices()) out.emplace(device_identity(d), &d);
-  return out;
-}
 
 std::string device_label(const DeviceProfile& d) {
   return d.pci_bus_id ? text::cat(d.id, " (", *d.pci_bus_id, ")") : d.uuid ? text::cat(d.id, " (", *d.uuid, ")") : d.id;
 }
 
 }  // namespace
-
-std::string device_identity(const DeviceProfile& device) {
-  if (device.pci_bus_id) return *device.pci_bus_id;
-  if (device.uuid) return *device.uuid;
-  return device.id;
-}
 
 FleetDiff fleet_diff(const Fleet& before, const Fleet& after) {
   FleetDiff diff;
@@ -93,25 +46,9 @@ FleetDiff fleet_diff(const Fleet& before, const Fleet& after) {
     }
     if (!x.answered() && y.answered()) diff.nodes.push_back(NodeChange{y.host, NodeChangeKind::answering_again, {}});
     if (!x.answered() || !y.answered()) continue;
-    const auto old_devices = by_identity(*x.registry);
-    const auto new_devices = by_identity(*y.registry);
-    auto i = old_devices.begin();
-    auto j = new_devices.begin();
-    while (i != old_devices.end() || j != new_devices.end()) {
-      if (j == new_devices.end() || (i != old_devices.end() && i->first < j->first)) {
-        diff.devices.push_back(DeviceChange{x.host, ChangeKind::removed, i->first, i->second->id, i->second->name, {}});
-        ++i;
-      } else if (i == old_devices.end() || j->first < i->first) {
-        diff.devices.push_back(DeviceChange{y.host, ChangeKind::added, j->first, j->second->id, j->second->name, {}});
-        ++j;
-      } else {
-        auto fields = device_changes(*i->second, *j->second);
-        if (!fields.empty())
-          diff.devices.push_back(
-              DeviceChange{y.host, ChangeKind::changed, j->first, j->second->id, j->second->name, std::move(fields)});
-        ++i, ++j;
-      }
-    }
+    for (auto& d : compare_registries(*x.registry, *y.registry))
+      diff.devices.push_back(DeviceChange{d.kind == ChangeKind::removed ? x.host : y.host, d.kind, std::move(d.identity),
+                                          std::move(d.id), std::move(d.name), std::move(d.fields)});
   }
   return diff;
 }

@@ -32,15 +32,6 @@ std::optional<NodeErrorKind> parse_node_error_kind(std::string_view name) noexce
   return std::nullopt;
 }
 
-std::string_view to_string(ChangeKind kind) noexcept {
-  switch (kind) {
-    case ChangeKind::added: return "added";
-    case ChangeKind::removed: return "removed";
-    case ChangeKind::changed: return "changed";
-  }
-  return "changed";
-}
-
 std::string_view to_string(NodeChangeKind kind) noexcept {
   switch (kind) {
     case NodeChangeKind::added: return "added";

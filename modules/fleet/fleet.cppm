@@ -153,21 +153,6 @@ Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const
 
 // --- what changed --------------------------------------------------------------
 
-/// A device's identity across scans: its PCI address, else its UUID, else
-/// its registry id. List positions change when a GPU falls off the bus;
-/// these do not.
-std::string device_identity(const DeviceProfile& device);
-
-struct FieldChange {
-  std::string field;  ///< "memory_bytes", "driver_version", "firmware_version", "name", "partitions", ...
-  std::string before;
-  std::string after;
-  friend bool operator==(const FieldChange&, const FieldChange&) = default;
-};
-
-enum class ChangeKind : std::uint8_t { added, removed, changed };
-std::string_view to_string(ChangeKind kind) noexcept;
-
 struct DeviceChange {
   std::string host;
   ChangeKind kind = ChangeKind::changed;

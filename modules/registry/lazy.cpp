@@ -1,5 +1,6 @@
-// Lazy detection: one family's backends at a time, each backend run at most
-// once, the parts joined into one registry on request.
+// Detection in parts: lazily, one family's backends at a time, each run at
+// most once and the parts joined on request; and again for only the backends
+// a hot-plug concerns, joined with what the previous registry had.
 module;
 #include <algorithm>
 #include <array>
@@ -52,7 +53,65 @@ void append(std::vector<T>& into, std::vector<T>&& from) {
   into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
 }
 
+// Joins `part` into `into` as one more detector's output.
+void join(Inventory& into, Inventory&& part) {
+  append(into.devices, std::move(part.devices));
+  append(into.links, std::move(part.links));
+  append(into.interconnects, std::move(part.interconnects));
+  append(into.warnings, std::move(part.warnings));
+  append(into.timings, std::move(part.timings));
+  append(into.system.storage, std::move(part.system.storage));
+  append(into.system.network, std::move(part.system.network));
+  if (part.system.cpu) into.system.cpu = std::move(part.system.cpu);
+  if (part.system.environment) into.system.environment = std::move(part.system.environment);
+}
+
+// Finalizes joined parts as one detection, reporting in table order.
+AcceleratorRegistry finalize_joined(Inventory all, const System& system, const DetectOptions& options) {
+  finalize_inventory(all, system, options);
+  stable_sort_by(all.warnings, [](const Warning& w) { return table_position(w.backend); });
+  stable_sort_by(all.timings, [](const BackendTiming& t) { return table_position(t.name); });
+  return AcceleratorRegistry(std::move(all));
+}
+
+// Backends that report the same GPUs and are merged by finalize.
+constexpr std::array<Backend, 5> merging_backends = {Backend::cuda, Backend::rocm, Backend::intel_oneapi, Backend::apple,
+                                                     Backend::vulkan};
+
 }  // namespace
+
+AcceleratorRegistry redetect_backends(const AcceleratorRegistry& previous, const System& system,
+                                      const DetectOptions& options, std::bitset<backend_count> backends) {
+  const auto merging = mask_of(merging_backends);
+  if ((backends & merging).any()) backends |= merging;
+  backends &= options.backends;
+  if (backends == options.backends) return AcceleratorRegistry(detect_inventory(system, options));
+  DetectOptions run = options;
+  run.backends = backends;
+  run.system_probes = false;
+  Inventory part = detect_inventory(system, run);
+
+  Inventory kept = previous.inventory();
+  const auto redetected = [&](Backend b) { return backends.test(static_cast<std::size_t>(b)); };
+  const auto named_redetected = [&](std::string_view name) {
+    const auto b = parse_backend(name);
+    return b && redetected(*b);
+  };
+  std::vector<std::string> gone;
+  for (const auto& d : kept.devices)
+    if (redetected(d.backend)) gone.push_back(d.id);
+  const auto is_gone = [&](const std::string& id) { return std::find(gone.begin(), gone.end(), id) != gone.end(); };
+  std::erase_if(kept.devices, [&](const DeviceProfile& d) { return redetected(d.backend); });
+  std::erase_if(kept.links, [&](const DeviceLink& l) { return is_gone(l.a) || is_gone(l.b); });
+  std::erase_if(kept.interconnects, [&](const Interconnect& i) {
+    return std::any_of(i.device_ids.begin(), i.device_ids.end(), is_gone);
+  });
+  std::erase_if(kept.warnings, [&](const Warning& w) { return named_redetected(w.backend); });
+  std::erase_if(kept.timings, [&](const BackendTiming& t) { return named_redetected(t.name); });
+  for (auto& nic : kept.system.network) std::erase_if(nic.near_devices, is_gone);
+  join(kept, std::move(part));
+  return finalize_joined(std::move(kept), system, options);
+}
 
 std::span<const Backend> backends_of(Family family) noexcept {
   switch (family) {
@@ -169,24 +228,10 @@ AcceleratorRegistry LazyRegistry::registry() {
   Inventory all;
   {
     std::lock_guard lock(s.mutex);
-    for (const Inventory& part : s.parts) {
-      Inventory copy = part;
-      append(all.devices, std::move(copy.devices));
-      append(all.links, std::move(copy.links));
-      append(all.interconnects, std::move(copy.interconnects));
-      append(all.warnings, std::move(copy.warnings));
-      append(all.timings, std::move(copy.timings));
-      append(all.system.storage, std::move(copy.system.storage));
-      append(all.system.network, std::move(copy.system.network));
-      if (copy.system.cpu) all.system.cpu = std::move(copy.system.cpu);
-      if (copy.system.environment) all.system.environment = std::move(copy.system.environment);
-    }
+    for (const Inventory& part : s.parts) join(all, Inventory(part));
   }
-  finalize_inventory(all, s.system, s.options);
   // Parts ran in the order families were asked for; report in table order.
-  stable_sort_by(all.warnings, [](const Warning& w) { return table_position(w.backend); });
-  stable_sort_by(all.timings, [](const BackendTiming& t) { return table_position(t.name); });
-  return AcceleratorRegistry(std::move(all));
+  return finalize_joined(std::move(all), s.system, s.options);
 }
 
 }  // namespace hwaccel

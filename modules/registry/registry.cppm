@@ -222,6 +222,57 @@ Result<LoadTimeEstimate> estimate_load_time(const StorageDevice& device, std::ui
 Result<LoadTimeEstimate> estimate_load_time(const AcceleratorRegistry& registry, std::uint64_t model_bytes,
                                             std::string_view model_path = {});
 
+// --- what changed ------------------------------------------------------------
+
+/// A device's identity across detections: its PCI address, else its UUID,
+/// else its registry id. List positions change when a GPU falls off the bus;
+/// these do not.
+std::string device_identity(const DeviceProfile& device);
+
+struct FieldChange {
+  std::string field;  ///< "memory_bytes", "driver_version", "partitions", "visible", "pcie_current_width", ...
+  std::string before;  ///< "" when unknown
+  std::string after;
+  friend bool operator==(const FieldChange&, const FieldChange&) = default;
+};
+
+enum class ChangeKind : std::uint8_t { added, removed, changed };
+std::string_view to_string(ChangeKind kind) noexcept;
+
+/// A device's partition layout as one text: the AMD compute partition mode,
+/// then the partitions' profiles ("CPX:", "3g.20gb,3g.20gb"); "" for none.
+std::string partition_layout(const DeviceProfile& device);
+
+/// One device that differs between two registries of the same machine.
+struct DeviceDifference {
+  ChangeKind kind = ChangeKind::changed;
+  std::string identity;  ///< device_identity()
+  std::string id;        ///< the registry id, in the registry it is seen in (the later one unless removed)
+  std::string name;
+  Backend backend = Backend::cpu;
+  std::vector<FieldChange> fields;  ///< for `changed`, in a fixed order
+  friend bool operator==(const DeviceDifference&, const DeviceDifference&) = default;
+};
+
+/// The devices added, removed or changed from `before` to `after`, matched by
+/// device_identity and sorted by it. A change is in what a device is and how
+/// it can be used: name, memory size, driver and firmware versions, spec,
+/// compute capability, availability, visibility, partition layout (MIG, AMD
+/// compute partitions), NUMA node and PCIe link width (the current one: a
+/// link that trained down is a fault). Live values (free memory, power,
+/// temperature, utilization, PCIe link speed, which idles down) are not.
+std::vector<DeviceDifference> compare_registries(const AcceleratorRegistry& before, const AcceleratorRegistry& after);
+
+/// `previous` with the devices of `backends` detected again through `system`
+/// and everything else kept: what a hot-plug event needs, without re-running
+/// every other vendor's tools. The selection widens where backends see the
+/// same devices (Vulkan and the native GPU backends merge, so they run
+/// together), is bounded by options.backends, and the result is finalized as
+/// one detection would be. Host probes are not run again. With every
+/// selected backend in `backends`, it is a plain detection.
+AcceleratorRegistry redetect_backends(const AcceleratorRegistry& previous, const System& system,
+                                      const DetectOptions& options, std::bitset<backend_count> backends);
+
 // --- caching -----------------------------------------------------------------
 
 /// Produces a fresh registry. Called from whichever thread needs one.
