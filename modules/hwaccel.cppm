@@ -8,3 +8,4 @@ export import hwaccel.training;
 export import hwaccel.doctor;
 export import hwaccel.telemetry;
 export import hwaccel.fleet;
+export import hwaccel.watch;

@@ -40,13 +40,13 @@ std::vector<fs::path> glob_paths(const fs::path& root, std::string_view pattern)
   return out;  // glob sorts
 }
 
-// "\n" and "\t" in a text: seed stand for a newline and a tab (meson strings
-// cannot hold raw ones comfortably).
+// "\n", "\t" and "\0" in a text: seed stand for a newline, a tab and a NUL
+// (meson strings cannot hold raw ones comfortably; uevents are NUL-separated).
 std::string unescape(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't')) {
-      out += s[i + 1] == 'n' ? '\n' : '\t';
+    if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == '0')) {
+      out += s[i + 1] == 'n' ? '\n' : s[i + 1] == 't' ? '\t' : '\0';
       ++i;
     } else {
       out += s[i];

@@ -1,0 +1,151 @@
+// Which backends a uevent concerns: re-detecting only those keeps a driver
+// reload of one vendor from re-running every other vendor's tools.
+module;
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+module hwaccel.watch;
+
+namespace hwaccel {
+
+namespace {
+
+using Mask = std::bitset<backend_count>;
+
+Mask mask_of(std::initializer_list<Backend> backends) {
+  Mask m;
+  for (Backend b : backends) m.set(static_cast<std::size_t>(b));
+  return m;
+}
+
+// PCI vendors whose devices a backend reports (the PCI-SIG vendor ids).
+Mask backends_of_vendor(std::uint32_t vendor) {
+  switch (vendor) {
+    case 0x10de: return mask_of({Backend::cuda, Backend::vulkan});
+    case 0x1002: return mask_of({Backend::rocm, Backend::vulkan});
+    case 0x1022: return mask_of({Backend::amd_xdna, Backend::rocm});
+    case 0x8086: return mask_of({Backend::intel_oneapi, Backend::intel_npu, Backend::vulkan});
+    case 0x1da3: return mask_of({Backend::gaudi});
+    case 0x1d0f: return mask_of({Backend::aws_neuron});
+    case 0x17cb: return mask_of({Backend::qualcomm});
+    case 0x1ae0: return mask_of({Backend::tpu});
+    case 0x1e36: return mask_of({Backend::groq});
+    case 0x1de0: return mask_of({Backend::groq});
+    case 0x1d65: return mask_of({Backend::graphcore});
+    default: return {};
+  }
+}
+
+// Display controllers (0x03), processing accelerators (0x12), co-processors
+// (0x0b40) and signal processing controllers (0x11: some NPUs).
+bool accelerator_class(std::uint32_t class_code) {
+  const std::uint32_t base = class_code >> 16;
+  return base == 0x03 || base == 0x12 || base == 0x11 || (class_code >> 8) == 0x0b40;
+}
+
+struct ModuleBackends {
+  std::string_view module;
+  Backend backend;
+};
+constexpr std::array<ModuleBackends, 12> module_table{{
+    {"nvidia", Backend::cuda},
+    {"nvidia_uvm", Backend::cuda},
+    {"nvidia_drm", Backend::cuda},
+    {"nvidia_modeset", Backend::cuda},
+    {"amdgpu", Backend::rocm},
+    {"i915", Backend::intel_oneapi},
+    {"xe", Backend::intel_oneapi},
+    {"intel_vpu", Backend::intel_npu},
+    {"amdxdna", Backend::amd_xdna},
+    {"habanalabs", Backend::gaudi},
+    {"neuron", Backend::aws_neuron},
+    {"qaic", Backend::qualcomm},
+}};
+
+// The PCI function an event is about: PCI_SLOT_NAME, else the last path
+// component of DEVPATH that is a PCI address (a DRM card below its GPU).
+std::optional<PciAddress> pci_address_of(const Uevent& e) {
+  if (const auto slot = e.get("PCI_SLOT_NAME"); !slot.empty())
+    if (auto a = PciAddress::parse(slot)) return a;
+  std::optional<PciAddress> last;
+  std::string_view rest = e.devpath;
+  while (!rest.empty()) {
+    const std::string_view part = text::next_token(rest, '/');
+    // "0000:3b:00.0": only full addresses, so that "card0" or "pci0000:00" never match.
+    if (part.size() >= 12 && part[4] == ':' && part[7] == ':' && part[10] == '.')
+      if (auto a = PciAddress::parse(part)) last = a;
+  }
+  return last;
+}
+
+std::string hex4(std::uint32_t v) {
+  char out[16];
+  std::snprintf(out, sizeof out, "%04x", v);
+  return out;
+}
+
+std::optional<std::uint32_t> hex_field(std::string_view text) {
+  const auto v = text::parse_hex(text);
+  if (!v || *v > 0xffffffu) return std::nullopt;
+  return static_cast<std::uint32_t>(*v);
+}
+
+}  // namespace
+
+EventConcern concerned_backends(const Uevent& e, const AcceleratorRegistry& current, const System& system) {
+  EventConcern concern;
+  const std::string_view subsystem = e.get("SUBSYSTEM");
+  const std::string_view devname = e.get("DEVNAME");
+
+  if (subsystem == "module") {
+    const std::string_view path = e.devpath;
+    const std::string_view name = path.substr(path.rfind('/') + 1);
+    for (const auto& m : module_table)
+      if (m.module == name) {
+        concern.backends.set(static_cast<std::size_t>(m.backend));
+        concern.reason = text::cat("module ", name);
+      }
+    return concern;
+  }
+  if (subsystem == "drm" && (!e.get("HOTPLUG").empty() || !e.get("CONNECTOR").empty())) return concern;
+
+  if (const auto address = pci_address_of(e);
+      address && (subsystem == "pci" || subsystem == "drm" || subsystem == "accel" || subsystem == "vfio" ||
+                  subsystem == "misc" || subsystem == "kfd" || subsystem.starts_with("nvidia"))) {
+    const std::string bus_id = address->to_string();
+    std::optional<std::uint32_t> vendor;
+    std::optional<std::uint32_t> class_code;
+    if (const auto id = e.get("PCI_ID"); !id.empty()) vendor = hex_field(id.substr(0, id.find(':')));
+    if (const auto cls = e.get("PCI_CLASS"); !cls.empty()) class_code = hex_field(cls);
+    if (!vendor || !class_code) {  // still in sysfs unless it was removed
+      const PciFunction f = read_pci_function(system, *address);
+      if (!vendor && f.vendor_id) vendor = *f.vendor_id;
+      if (!class_code && f.class_code) class_code = *f.class_code;
+    }
+    const DeviceProfile* known = nullptr;
+    for (const auto& d : current.devices())
+      if (d.pci_bus_id == bus_id) known = &d;
+    if (known) concern.backends.set(static_cast<std::size_t>(known->backend));
+    if (vendor && (known || !class_code || accelerator_class(*class_code) || e.get("DRIVER").starts_with("vfio")))
+      concern.backends |= backends_of_vendor(*vendor);
+    if (concern.backends.any())
+      concern.reason = vendor ? text::cat(subsystem, " ", bus_id, " vendor ", hex4(*vendor))
+                              : text::cat(subsystem, " ", bus_id, " (", known->id, ")");
+    return concern;
+  }
+
+  if (subsystem == "kfd" || devname == "kfd") concern.backends.set(static_cast<std::size_t>(Backend::rocm));
+  else if (devname.starts_with("nvidia") || subsystem.starts_with("nvidia")) concern.backends.set(static_cast<std::size_t>(Backend::cuda));
+  else if (devname.starts_with("neuron")) concern.backends.set(static_cast<std::size_t>(Backend::aws_neuron));
+  else if (subsystem == "accel")
+    concern.backends = mask_of({Backend::intel_npu, Backend::amd_xdna, Backend::gaudi, Backend::qualcomm});
+  if (concern.backends.any()) concern.reason = text::cat(subsystem.empty() ? std::string_view("device") : subsystem, " ",
+                                                       devname.empty() ? std::string_view(e.devpath) : devname);
+  return concern;
+}
+
+}  // namespace hwaccel
