@@ -44,7 +44,7 @@
 
 /* Version of this C interface. It changes only when an existing declaration
  * changes incompatibly; additions keep it. */
-#define HWACCEL_C_API_VERSION 2
+#define HWACCEL_C_API_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -303,6 +303,32 @@ HWACCEL_API hwaccel_status hwaccel_plan_json(const hwaccel_registry* registry, c
  * `hwaccel train --json` prints it. */
 HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, const hwaccel_request* request,
                                               uint32_t flags, char** out, size_t* length, hwaccel_error** error);
+
+/* ---- watching the machine (docs/watch.md; C API version 3) ---- */
+
+typedef struct hwaccel_watcher hwaccel_watcher;
+
+/* Detects the machine as `options` say (NULL: defaults), then follows it on a
+ * thread of its own: kernel uevents and kernel log health lines re-detect
+ * the backends they concern, and a full re-scan runs every
+ * `rescan_interval_ms` (0: never). With a fixture that has a timeline.json,
+ * its steps are replayed instead. HWACCEL_ERROR_UNSUPPORTED when there is
+ * nothing to watch with (no kernel notifications and no re-scan). */
+HWACCEL_API hwaccel_status hwaccel_watch_start(const hwaccel_detect_options* options, uint32_t rescan_interval_ms,
+                                               hwaccel_watcher** out, hwaccel_error** error);
+/* Waits up to `timeout_ms` (negative: without limit) for the next event and
+ * gives it as one line of JSON (free it with hwaccel_string_free); *out is
+ * NULL at the timeout, or once the watcher has finished and every event was
+ * taken. */
+HWACCEL_API hwaccel_status hwaccel_watch_next_event(hwaccel_watcher* watcher, int32_t timeout_ms, char** out,
+                                                    size_t* length, hwaccel_error** error);
+/* A copy of the registry as of the last change (free it with hwaccel_registry_free). */
+HWACCEL_API hwaccel_status hwaccel_watch_registry(const hwaccel_watcher* watcher, hwaccel_registry** out,
+                                                  hwaccel_error** error);
+/* True once stopped, or once a replayed timeline has been fully acted on. */
+HWACCEL_API bool hwaccel_watch_finished(const hwaccel_watcher* watcher);
+/* Stops watching (the thread is joined) and frees the watcher; NULL is ignored. */
+HWACCEL_API void hwaccel_watch_free(hwaccel_watcher* watcher);
 
 #ifdef __cplusplus
 } /* extern "C" */

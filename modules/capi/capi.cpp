@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -31,6 +32,11 @@ struct hwaccel_detect_options {
 
 struct hwaccel_registry {
   hwaccel::AcceleratorRegistry registry;
+};
+
+struct hwaccel_watcher {
+  std::unique_ptr<hwaccel::System> system;  // what the watcher reads; outlives it
+  std::unique_ptr<hwaccel::Watcher> watcher;
 };
 
 struct hwaccel_request {
@@ -754,3 +760,77 @@ HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, 
 }
 
 }  // extern "C"
+
+HWACCEL_API hwaccel_status hwaccel_watch_start(const hwaccel_detect_options* options, uint32_t rescan_interval_ms,
+                                               hwaccel_watcher** out, hwaccel_error** error) {
+  if (out) *out = nullptr;
+  return guarded(error, [&] {
+    if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_watch_start: out is NULL");
+    auto result = std::make_unique<hwaccel_watcher>();
+    if (options && !options->fixture_dir.empty()) {
+      const std::string timeline = options->fixture_dir + "/timeline.json";
+      if (std::FILE* f = std::fopen(timeline.c_str(), "rb")) {
+        std::fclose(f);
+        auto opened = hwaccel::TimelineSystem::open(options->fixture_dir);
+        if (!opened) return report(error, opened.error());
+        result->system = std::move(*opened);
+      } else {
+        auto opened = hwaccel::FixtureSystem::open(options->fixture_dir);
+        if (!opened) return report(error, opened.error());
+        result->system = std::move(*opened);
+      }
+    } else {
+      result->system = hwaccel::make_live_system();
+    }
+    hwaccel::WatchOptions watch;
+    if (options) watch.detect = options->builder.options();
+    watch.rescan_interval = std::chrono::milliseconds(rescan_interval_ms);
+    auto watcher = hwaccel::Watcher::start(*result->system, std::move(watch));
+    if (!watcher) return report(error, watcher.error());
+    result->watcher = std::move(*watcher);
+    *out = result.release();
+    return HWACCEL_OK;
+  });
+}
+
+HWACCEL_API hwaccel_status hwaccel_watch_next_event(hwaccel_watcher* watcher, int32_t timeout_ms, char** out,
+                                                    size_t* length, hwaccel_error** error) {
+  if (out) *out = nullptr;
+  if (length) *length = 0;
+  return guarded(error, [&] {
+    if (!watcher || !out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_watch_next_event: NULL argument");
+    const auto deadline = timeout_ms < 0 ? std::chrono::steady_clock::time_point::max()
+                                         : std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    auto event = watcher->watcher->next_event(deadline);
+    if (!event) return HWACCEL_OK;
+    return return_json(to_json(*event), out, length);
+  });
+}
+
+HWACCEL_API hwaccel_status hwaccel_watch_registry(const hwaccel_watcher* watcher, hwaccel_registry** out,
+                                                  hwaccel_error** error) {
+  if (out) *out = nullptr;
+  return guarded(error, [&] {
+    if (!watcher || !out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_watch_registry: NULL argument");
+    *out = new hwaccel_registry{*watcher->watcher->registry()};
+    return HWACCEL_OK;
+  });
+}
+
+HWACCEL_API bool hwaccel_watch_finished(const hwaccel_watcher* watcher) {
+  try {
+    return watcher && watcher->watcher->status().finished;
+  } catch (...) {
+    return false;
+  }
+}
+
+HWACCEL_API void hwaccel_watch_free(hwaccel_watcher* watcher) {
+  if (!watcher) return;
+  try {
+    watcher->watcher->stop();
+  } catch (...) {
+    // Stopping joins a thread; nothing here can recover from its failure.
+  }
+  delete watcher;
+}

@@ -252,6 +252,8 @@ TelemetryCollector::TelemetryCollector(const System& system, CollectorOptions op
 
 TelemetryCollector::~TelemetryCollector() = default;
 
+CachedRegistry& TelemetryCollector::inventory_cache() noexcept { return state_->inventory; }
+
 std::shared_ptr<const AcceleratorRegistry> TelemetryCollector::registry() { return state_->inventory.get(); }
 
 TelemetryCollector::Snapshot TelemetryCollector::collect() {

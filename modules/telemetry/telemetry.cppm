@@ -262,6 +262,9 @@ class TelemetryCollector {
   std::string scrape(MetricsFormat format);
   /// The cached inventory (detected on first use).
   std::shared_ptr<const AcceleratorRegistry> registry();
+  /// The cache behind registry(): a Watcher attached to it makes the next
+  /// scrape see a hot-plug at once instead of after inventory_ttl.
+  CachedRegistry& inventory_cache() noexcept;
   ExporterCounters counters() const;
 
   struct State;

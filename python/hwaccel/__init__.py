@@ -35,6 +35,7 @@ from ._errors import (
     Unsupported,
 )
 from ._fleet import Fleet, FleetNode, FleetStore, ScanRecord, nfd_labels, scan_files, scan_hosts, scan_lines, slurm_config
+from ._watch import Watcher
 from ._records import CatalogueModel, Plan, Recommendation, Record, Spec, Telemetry, TrainingEstimate
 from ._registry import (
     DetectionWarning,
@@ -68,6 +69,7 @@ __all__ = [
     "nfd_labels",
     "slurm_config",
     "Fleet",
+    "Watcher",
     "FleetNode",
     "FleetStore",
     "ScanRecord",

@@ -494,4 +494,5 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("ttl_ms", [](const CachedRegistry& c) { return c.ttl().count(); });
 
   bind_fleet(m);
+  bind_watch(m);
 }

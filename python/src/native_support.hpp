@@ -39,5 +39,7 @@ inline std::unique_ptr<FixtureSystem> open_fixture(const std::string& dir) {
 
 /// The fleet layer's functions and FleetStore (python/src/fleet.cpp).
 void bind_fleet(pybind11::module_& m);
+/// The Watcher (python/src/watch.cpp).
+void bind_watch(pybind11::module_& m);
 
 }  // namespace hwaccel::python

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -534,3 +535,63 @@ TEST(CApi, LogCallbackGetsTheDetectionsEvents) {
 }
 
 }  // namespace
+
+// The watcher through the C API: a fixture timeline (the H100 pair, then a
+// driver update) replays to the same events the C++ watcher reports.
+TEST(CApiWatch, ReplaysATimelineAsJsonLines) {
+  namespace fs = std::filesystem;
+  hwaccel::testing::TempDir dir;
+  fs::copy(hwaccel::testing::fixtures_root() / "machines" / "h100-nvl-pair-nvlink-bridge", dir.path(),
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  const fs::path state = dir.path() / "steps" / "1";
+  fs::create_directories(state);
+  fs::copy(dir.path() / "commands", state / "commands", fs::copy_options::recursive);
+  fs::copy(dir.path() / "fixture.json", state / "fixture.json");
+  {
+    const fs::path query = state / "commands" / "nvidia-smi-query-gpu.out";
+    std::string text = hwaccel::testing::read_file(query);
+    for (auto at = text.find("550.54.14"); at != std::string::npos; at = text.find("550.54.14", at))
+      text.replace(at, 9, "550.127.05");
+    hwaccel::testing::write_file(query, text);
+  }
+  hwaccel::testing::write_file(dir.path() / "timeline.json",
+                  R"({"format": 1, "steps": [{"events": [{"uevent": {"ACTION": "add", "DEVPATH": "/module/nvidia",)"
+                  R"( "SUBSYSTEM": "module"}}], "state": "steps/1"}]})");
+
+  const OptionsPtr options(hwaccel_detect_options_new());
+  ASSERT_EQ(hwaccel_detect_options_set_fixture(options.get(), dir.str().c_str(), nullptr), HWACCEL_OK);
+  hwaccel_watcher* watcher = nullptr;
+  hwaccel_error* error = nullptr;
+  ASSERT_EQ(hwaccel_watch_start(options.get(), 0, &watcher, &error), HWACCEL_OK) << str(hwaccel_error_message(error));
+  std::vector<std::string> events;
+  for (;;) {
+    char* line = nullptr;
+    ASSERT_EQ(hwaccel_watch_next_event(watcher, 30'000, &line, nullptr, nullptr), HWACCEL_OK);
+    if (!line) break;
+    events.emplace_back(line);
+    hwaccel_string_free(line);
+  }
+  EXPECT_TRUE(hwaccel_watch_finished(watcher));
+  ASSERT_EQ(events.size(), 2u);
+  for (const auto& e : events) {
+    EXPECT_NE(e.find(R"("event":"changed")"), std::string::npos) << e;
+    EXPECT_NE(e.find(R"("after":"550.127.05")"), std::string::npos) << e;
+  }
+  hwaccel_registry* registry = nullptr;
+  ASSERT_EQ(hwaccel_watch_registry(watcher, &registry, nullptr), HWACCEL_OK);
+  const RegistryPtr owned(registry);
+  EXPECT_EQ(str(hwaccel_device_driver_version(hwaccel_registry_find_device(registry, "cuda:0"))), "550.127.05");
+  hwaccel_watch_free(watcher);
+
+  // NULL arguments and nothing to watch with are errors, never crashes.
+  EXPECT_EQ(hwaccel_watch_start(options.get(), 0, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_watch_next_event(nullptr, 0, nullptr, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_FALSE(hwaccel_watch_finished(nullptr));
+  hwaccel_watch_free(nullptr);
+  const OptionsPtr plain(hwaccel_detect_options_new());
+  const std::string machine = (hwaccel::testing::fixtures_root() / "machines" / "h100-nvl-pair-nvlink-bridge").string();
+  ASSERT_EQ(hwaccel_detect_options_set_fixture(plain.get(), machine.c_str(), nullptr), HWACCEL_OK);
+  hwaccel_watcher* none = nullptr;
+  EXPECT_EQ(hwaccel_watch_start(plain.get(), 0, &none, nullptr), HWACCEL_ERROR_UNSUPPORTED);
+  EXPECT_EQ(none, nullptr);
+}

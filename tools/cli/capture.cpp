@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +32,62 @@ std::string describe_machine(const AcceleratorRegistry& registry) {
   return text;
 }
 
-int run_capture(const DetectArgs& args, const std::string& out_dir, const std::string& machine_arg) {
+// `capture --watch`: after the first state, each change the watcher sees is
+// recorded as a timeline step: the kernel notifications that caused it, then
+// the whole machine detected again and recorded (a complete state).
+int record_timeline(const DetectBuilder& builder, const System& live, const std::string& out_dir, double seconds,
+                    const std::string& source) {
+  std::mutex mutex;
+  Timeline timeline;
+  std::string failure;
+  WatchOptions options;
+  options.detect = builder.options();
+  options.on_change = [&](const RegistryChange& change) {
+    std::lock_guard lock(mutex);
+    const std::string folder = fmt::format("steps/{:03}", timeline.steps.size() + 1);
+    RecordingSystem recorder(live);
+    const AcceleratorRegistry state = builder.detect(recorder);
+    if (auto r = recorder.write(out_dir + "/" + folder, describe_machine(state), source); !r) {
+      failure = r.error().message;
+      return;
+    }
+    TimelineStep step;
+    step.name = fmt::format("change {} ({})", change.serial, to_string(change.cause));
+    step.events = change.kernel_events;
+    step.rescan = change.cause == ChangeCause::rescan || change.cause == ChangeCause::overflow;
+    step.state = folder;
+    step.complete = true;
+    timeline.steps.push_back(std::move(step));
+    std::cerr << fmt::format("hwaccel capture: step {}: {} event(s) after {} notification(s)\n", timeline.steps.size(),
+                             change.events.size(), change.notifications);
+  };
+  auto watcher = Watcher::start(live, std::move(options));
+  if (!watcher) {
+    std::cerr << "hwaccel capture: cannot watch: " << watcher.error().message << "\n";
+    return exit_failure;
+  }
+  for (const auto& u : (*watcher)->status().unavailable) std::cerr << "hwaccel capture: not available: " << u << "\n";
+  std::cerr << fmt::format("hwaccel capture: watching for {} s\n", seconds);
+  (*watcher)->wait_finished(std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000)));
+  (*watcher)->stop();
+  std::lock_guard lock(mutex);
+  if (!failure.empty()) {
+    std::cerr << "hwaccel capture: recording a step failed: " << failure << "\n";
+    return exit_failure;
+  }
+  std::string error;
+  if (!write_file(out_dir + "/timeline.json", write_timeline(timeline), error)) {
+    std::cerr << "hwaccel capture: " << error << "\n";
+    return exit_failure;
+  }
+  std::cerr << fmt::format("hwaccel capture: recorded {} step(s); replay with: hwaccel watch --fixture {}\n",
+                           timeline.steps.size(), out_dir);
+  return 0;
+}
+
+int run_capture(const DetectArgs& args, const std::string& out_dir, const std::string& machine_arg,
+                double watch_seconds) {
   auto builder = make_builder(args);
   if (!builder) return exit_usage;
   const auto live = make_live_system();
@@ -59,6 +115,7 @@ int run_capture(const DetectArgs& args, const std::string& out_dir, const std::s
   }
   std::cerr << "hwaccel: captured " << registry.devices().size() << " device(s) into " << out_dir
             << "; replay with: hwaccel detect --fixture " << out_dir << "\n";
+  if (watch_seconds > 0) return record_timeline(*builder, *live, out_dir, watch_seconds, source);
   return 0;
 }
 
@@ -95,6 +152,7 @@ Command add_capture_command(CLI::App& app) {
     std::string out;
     std::string machine;
     std::string import_from;
+    double watch_seconds = 0;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("capture", "Record this machine into a fixture folder that replays it exactly");
@@ -126,9 +184,13 @@ Command add_capture_command(CLI::App& app) {
                   "Make the fixture from pasted outputs: a transcript, an import manifest (JSON), or a folder holding "
                   "import.json")
       ->check(CLI::ExistingPath);
+  cmd->add_option("--watch", args->watch_seconds,
+                  "Then watch for SECONDS and record each change as a step of a timeline (timeline.json) that "
+                  "`hwaccel watch --fixture` replays")
+      ->check(CLI::Range(0.0, 86400.0));
   return {cmd, [args] {
             if (!args->import_from.empty()) return run_import(args->detect, args->import_from, args->out, args->machine);
-            return run_capture(args->detect, args->out, args->machine);
+            return run_capture(args->detect, args->out, args->machine, args->watch_seconds);
           }};
 }
 

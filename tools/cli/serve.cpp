@@ -48,6 +48,7 @@ struct ServeArgs {
   std::string tls_cert;
   std::string tls_key;
   std::string basic_auth_file;
+  bool no_watch = false;
 };
 
 constexpr std::size_t max_request_header_bytes = 8192;
@@ -378,6 +379,21 @@ int run_serve(const ServeArgs& args) {
   const auto bound = acceptor.local_endpoint();
   // The inventory is detected before the first scrape arrives.
   collector.registry();
+  // Kernel notifications make the next scrape re-detect at once: a GPU that
+  // fell off the bus is not reported until the inventory TTL ends. The TTL
+  // stays the re-scan, so the watcher runs none of its own.
+  std::unique_ptr<Watcher> watcher;
+  if (!args.no_watch) {
+    WatchOptions watch;
+    watch.detect = options.detect;
+    watch.rescan_interval = std::chrono::milliseconds(0);
+    watch.caches = {&collector.inventory_cache()};
+    if (auto started = Watcher::start(*system, std::move(watch)))
+      watcher = std::move(*started);
+    else
+      std::cerr << "hwaccel serve: hot-plug events not followed (the inventory is re-detected every "
+                << args.inventory_ttl_s << " s): " << started.error().message << "\n";
+  }
   auto listener = std::make_shared<Listener>(io, std::move(acceptor), shared, tls ? &*tls : nullptr);
   listener->accept();
 
@@ -401,6 +417,7 @@ int run_serve(const ServeArgs& args) {
   for (unsigned i = 1; i < args.threads; ++i) threads.emplace_back([&io] { io.run(); });
   io.run();
   for (auto& t : threads) t.join();
+  if (watcher) watcher->stop();
   std::cerr << "hwaccel serve: stopped\n";
   return 0;
 }
@@ -412,7 +429,8 @@ Command add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Serve every device's telemetry as a Prometheus exporter over HTTP");
   cmd->footer(
       "GET /metrics (Prometheus text, or OpenMetrics when the request's Accept asks for it), /registry (the\n"
-      "registry JSON) and /healthz. The inventory is re-detected every --inventory-ttl seconds; telemetry is\n"
+      "registry JSON) and /healthz. The inventory is re-detected every --inventory-ttl seconds, and at once\n"
+      "after a hot-plug or health event from the kernel (docs/watch.md; --no-watch turns that off); telemetry is\n"
       "read at each scrape (concurrent scrapes share one reading). Loopback by default; beyond it, use\n"
       "--tls-cert/--tls-key and --basic-auth-file (docs/metrics.md). At most --max-connections connections\n"
       "are served at once: more are answered 503 and closed, never queued. Only GET and HEAD; requests with\n"
@@ -444,6 +462,7 @@ Command add_serve_command(CLI::App& app) {
                   "File whose first line is USER:PASSWORD (mode 600): require HTTP basic auth")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--pretty", args->detect.pretty, "Indent /registry's JSON");
+  cmd->add_flag("--no-watch", args->no_watch, "Do not follow kernel hot-plug events (re-detect on the TTL only)");
   add_log_options(*cmd, args->detect.log);
   return {cmd, [args] { return run_serve(*args); }};
 }

@@ -1,0 +1,218 @@
+// `hwaccel watch`: devices added, removed, changed and health reports as they
+// happen, one JSON line (or table row) each, until SIGINT or SIGTERM.
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <bitset>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+import hwaccel;
+
+#include "detect_builder.hpp"
+
+namespace hwaccel::cli {
+namespace {
+
+struct WatchArgs {
+  DetectArgs detect;
+  std::string format = "jsonl";
+  bool full = false;
+  double interval_s = 30;
+  int debounce_ms = 500;
+  bool no_uevents = false;
+  bool no_kernel_log = false;
+  std::uint64_t count = 0;
+  double duration_s = 0;
+};
+
+std::string redetected_names(const std::bitset<backend_count>& backends) {
+  std::string out;
+  for (std::size_t i = 0; i < backend_count; ++i)
+    if (backends.test(i)) out += fmt::format("{}{}", out.empty() ? "" : ",", to_string(static_cast<Backend>(i)));
+  return out;
+}
+
+// The line after a change's events with --full: what caused it and the new
+// registry's summary document.
+std::string change_line(const RegistryChange& change) {
+  json::Writer w(false);
+  w.begin_object();
+  w.field("event", "registry");
+  w.field("change", change.serial);
+  w.field("cause", to_string(change.cause));
+  w.field("notifications", static_cast<std::uint64_t>(change.notifications));
+  w.key("redetected").begin_array();
+  for (std::size_t i = 0; i < backend_count; ++i)
+    if (change.redetected.test(i)) w.value(to_string(static_cast<Backend>(i)));
+  w.end_array();
+  w.field("latency_us", static_cast<std::uint64_t>(change.latency.count()));
+  w.end_object();
+  // The summary is a document of its own: nested as written, not re-parsed.
+  std::string line = std::move(w).take();
+  std::string summary = summary_json(*change.registry);
+  while (!summary.empty() && (summary.back() == '\n' || summary.back() == ' ')) summary.pop_back();
+  line.pop_back();
+  return fmt::format("{},\"summary\":{}}}", line, summary);
+}
+
+std::string local_time(std::chrono::system_clock::time_point at) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(at);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buffer[32];
+  return std::string(buffer, std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", &tm));
+}
+
+int run_watch(const WatchArgs& args) {
+  auto builder = make_builder(args.detect);
+  if (!builder) return exit_usage;
+  if (!install_log_sink(*builder, args.detect.log)) return exit_usage;
+  const auto system = machine_system("watch", args.detect);
+  if (!system) return exit_failure;
+
+  // SIGINT and SIGTERM are taken from a signalfd, so that every thread
+  // (the watcher's included, which inherits this mask) leaves them to it.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  // A shell starts background jobs with SIGINT ignored; an ignored signal is
+  // discarded before the signalfd sees it. Blocked, the default does no harm.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const int signal_fd = ::signalfd(-1, &signals, SFD_CLOEXEC);
+  const int done_fd = ::eventfd(0, EFD_CLOEXEC);
+  if (signal_fd < 0 || done_fd < 0) {
+    std::cerr << "hwaccel watch: cannot set up signal handling\n";
+    return exit_failure;
+  }
+  const auto done = [done_fd] {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(done_fd, &one, sizeof one);
+  };
+
+  std::mutex output;
+  std::uint64_t printed = 0;
+  const bool table = args.format == "table";
+  WatchOptions options;
+  options.detect = builder->options();
+  options.rescan_interval = std::chrono::milliseconds(static_cast<std::int64_t>(args.interval_s * 1000));
+  options.debounce = std::chrono::milliseconds(args.debounce_ms);
+  options.uevents = !args.no_uevents;
+  options.kernel_log = !args.no_kernel_log;
+  options.on_change = [&](const RegistryChange& change) {
+    std::lock_guard lock(output);
+    for (const auto& e : change.events) {
+      if (args.count > 0 && printed >= args.count) break;
+      if (table)
+        std::cout << fmt::format("{}  {}\n", local_time(e.at), to_text(e));
+      else
+        std::cout << to_json(e) << "\n";
+      ++printed;
+    }
+    if (args.full) {
+      if (table)
+        std::cout << fmt::format("{}  registry: {} device(s) after change {} ({}; re-detected {})\n", local_time(
+                                     std::chrono::system_clock::now()),
+                                 change.registry->devices().size(), change.serial, to_string(change.cause),
+                                 redetected_names(change.redetected));
+      else
+        std::cout << change_line(change) << "\n";
+    }
+    std::cout.flush();
+    if (args.count > 0 && printed >= args.count) done();
+  };
+
+  auto watcher = Watcher::start(*system, std::move(options));
+  if (!watcher) {
+    std::cerr << "hwaccel watch: " << watcher.error().message << "\n";
+    return exit_failure;
+  }
+  const WatchStatus started = (*watcher)->status();
+  std::string sources;
+  for (const auto& s : started.sources) sources += fmt::format("{}{}", sources.empty() ? "" : ", ", s);
+  std::cerr << fmt::format("hwaccel watch: {} device(s); listening to {}\n", (*watcher)->registry()->devices().size(),
+                           sources.empty() ? "nothing" : sources);
+  for (const auto& u : started.unavailable) std::cerr << "hwaccel watch: not available: " << u << "\n";
+
+  // A replayed timeline ends by itself; say so to the wait below.
+  std::thread finished([&] {
+    (*watcher)->wait_finished(std::chrono::steady_clock::time_point::max());
+    done();
+  });
+  pollfd fds[2] = {{signal_fd, POLLIN, 0}, {done_fd, POLLIN, 0}};
+  const int timeout = args.duration_s > 0 ? static_cast<int>(args.duration_s * 1000) : -1;
+  int ready = 0;
+  do {
+    ready = ::poll(fds, 2, timeout);
+  } while (ready < 0 && errno == EINTR);
+  (*watcher)->stop();
+  finished.join();
+  const WatchStatus end = (*watcher)->status();
+  if (end.error) std::cerr << "hwaccel watch: " << *end.error << "\n";
+  if (end.dropped_events > 0) std::cerr << "hwaccel watch: " << end.dropped_events << " event(s) dropped\n";
+  ::close(signal_fd);
+  ::close(done_fd);
+  return 0;
+}
+
+}  // namespace
+
+Command add_watch_command(CLI::App& app) {
+  auto args = std::make_shared<WatchArgs>();
+  auto* cmd = app.add_subcommand("watch", "Report devices added, removed, changed and health events as they happen");
+  cmd->footer(
+      "Detects the machine, then follows it: kernel uevents (hot-plug, driver bind and unbind, driver\n"
+      "loads) and kernel log health lines (NVIDIA Xid, amdgpu RAS/ECC) re-detect only the backends they\n"
+      "concern, after a burst goes quiet (--debounce-ms); a periodic re-scan (--interval) catches what\n"
+      "sends no event, such as a MIG reconfiguration or a GPU lost from the bus, and is all there is\n"
+      "where the kernel's notifications cannot be read (many containers). Devices are named by PCI\n"
+      "address or UUID, never by position. Ends on SIGINT or SIGTERM (docs/watch.md).\n"
+      "\n"
+      "Output: one JSON object per line per event ({\"event\": \"added\"|\"removed\"|\"changed\"|\"health\", ...});\n"
+      "with --full, a line {\"event\": \"registry\", ...} with the new registry's summary after each change.\n"
+      "\n"
+      "Examples:\n"
+      "  hwaccel watch\n"
+      "  hwaccel watch --format table --interval 10\n"
+      "  hwaccel watch --fixture fixtures/timelines/xid79-gpu-falls-off-bus   # replay a recorded timeline\n"
+      "\n" +
+      std::string(common_help_footer));
+  add_machine_options(*cmd, args->detect,
+                      "Replay a fixture instead of this machine; a fixture with a timeline.json replays its steps");
+  add_log_options(*cmd, args->detect.log);
+  cmd->add_option("--format", args->format, "jsonl (default) or table")->check(CLI::IsMember({"jsonl", "table"}));
+  cmd->add_flag("--full", args->full, "After each change, print the new registry's summary");
+  cmd->add_option("--interval", args->interval_s, "Seconds between periodic re-scans; 0 for none (default 30)")
+      ->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--debounce-ms", args->debounce_ms, "Quiet time that ends a burst of events (default 500)")
+      ->check(CLI::Range(0, 60'000));
+  cmd->add_flag("--no-uevents", args->no_uevents, "Do not listen to kernel uevents");
+  cmd->add_flag("--no-kernel-log", args->no_kernel_log, "Do not read /dev/kmsg for health events");
+  cmd->add_option("--count", args->count, "Exit after this many events");
+  cmd->add_option("--duration", args->duration_s, "Exit after this many seconds")->check(CLI::Range(0.0, 1e9));
+  return {cmd, [args] { return run_watch(*args); }};
+}
+
+}  // namespace hwaccel::cli
