@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
+#include <bitset>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
