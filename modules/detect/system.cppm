@@ -482,7 +482,11 @@ class RecordingSystem final : public System {
 
 }  // namespace hwaccel
 
-// Module-internal: the live System's kernel notifications (system_events.cpp).
+// Module-internal: the live System's kernel notifications (system_events.cpp),
+// and the fixture's bounded read of one of its own files (system_fixture.cpp).
 namespace hwaccel {
 Result<std::unique_ptr<EventStream>> open_live_events(const EventStreamOptions& options);
+/// At most `cap` bytes of the regular file at `path`, refusing a link or a
+/// FIFO as its last component; `shown` names it in messages.
+Result<FileContent> read_fixture_file(const std::string& path, std::size_t cap, std::string_view shown);
 }  // namespace hwaccel

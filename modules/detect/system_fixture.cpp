@@ -550,6 +550,10 @@ struct FixtureSystem::State {
   }
 };
 
+Result<FileContent> read_fixture_file(const std::string& path, std::size_t cap, std::string_view shown) {
+  return read_disk_file(path, cap, shown);
+}
+
 FixtureSystem::FixtureSystem(std::unique_ptr<State> state) : state_(std::move(state)) {}
 FixtureSystem::~FixtureSystem() = default;
 

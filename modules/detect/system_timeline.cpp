@@ -4,8 +4,12 @@
 module;
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,13 +18,6 @@ module;
 #include <utility>
 #include <vector>
 
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
-#include <cstring>
-
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <simdjson.h>
@@ -28,7 +25,6 @@ module;
 module hwaccel.detect;
 
 #include "manifest_json.hpp"
-#include "posix_file.hpp"
 
 namespace hwaccel {
 
@@ -36,29 +32,6 @@ namespace {
 
 constexpr std::size_t max_steps = 10'000;
 constexpr std::size_t max_events_per_step = 1'000'000;
-
-// Reads a whole file of at most `cap` bytes, refusing a link or a FIFO.
-Result<std::string> read_small_file(const std::string& path, std::size_t cap) {
-  posix::FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
-  if (fd.get() < 0)
-    return fail(errno == ENOENT ? ErrorKind::not_found : ErrorKind::io_error,
-                text::cat("cannot open ", path, ": ", std::strerror(errno)));
-  struct stat st{};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-    return fail(ErrorKind::not_regular_file, text::cat("refusing to read ", path, ": not a regular file"));
-  std::string out;
-  char buffer[65536];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(ErrorKind::io_error, text::cat("cannot read ", path, ": ", std::strerror(errno)));
-    }
-    if (n == 0) return out;
-    out.append(buffer, static_cast<std::size_t>(n));
-    if (out.size() > cap) return fail(ErrorKind::invalid_input, text::cat(path, " is larger than ", cap >> 20, " MiB"));
-  }
-}
 
 // A folder named by a timeline: relative, inside the fixture folder.
 bool safe_folder(std::string_view p) {
@@ -259,13 +232,15 @@ Result<std::unique_ptr<TimelineSystem>> TimelineSystem::open(std::string_view di
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   auto state = std::make_unique<State>();
   {
-    auto content = read_small_file(base + "/timeline.json", std::size_t{64} << 20);
+    constexpr std::size_t cap = std::size_t{64} << 20;
+    auto content = read_fixture_file(base + "/timeline.json", cap, text::cat(dir, "/timeline.json"));
     if (!content) {
-      if (content.error().kind == ErrorKind::not_found)
+      if (::access((base + "/timeline.json").c_str(), F_OK) != 0)
         return fail(ErrorKind::not_found, text::cat(dir, " has no timeline.json: not a fixture timeline"));
       return fail(content.error());
     }
-    auto timeline = parse_timeline(*content);
+    if (content->truncated) return fail(ErrorKind::invalid_input, text::cat(dir, "/timeline.json is larger than 64 MiB"));
+    auto timeline = parse_timeline(content->data);
     if (!timeline) return fail(Error{timeline.error().kind, text::cat(dir, ": ", timeline.error().message)});
     state->timeline = std::move(*timeline);
   }

@@ -190,17 +190,7 @@ std::string to_json(const FleetDiff& diff, bool pretty) {
     w.field("identity", d.identity);
     w.field("id", d.id);
     w.field("name", d.name);
-    if (!d.fields.empty()) {
-      w.key("fields").begin_array();
-      for (const auto& f : d.fields) {
-        w.begin_object();
-        w.field("field", f.field);
-        w.field("before", f.before);
-        w.field("after", f.after);
-        w.end_object();
-      }
-      w.end_array();
-    }
+    if (!d.fields.empty()) write_field_changes(w.key("fields"), d.fields);
     w.end_object();
   }
   w.end_array();

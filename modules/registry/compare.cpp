@@ -4,6 +4,7 @@ module;
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,6 +63,23 @@ std::string partition_layout(const DeviceProfile& d) {
   if (const auto mode = d.properties.find("compute_partition"); mode != d.properties.end())
     out = out.empty() ? mode->second : text::cat(mode->second, ":", out);
   return out;
+}
+
+std::string to_text(const FieldChange& change) {
+  return text::cat(change.field, " ", change.before.empty() ? "(unknown)" : change.before, " -> ",
+                   change.after.empty() ? "(unknown)" : change.after);
+}
+
+void write_field_changes(json::Writer& out, std::span<const FieldChange> changes) {
+  out.begin_array();
+  for (const auto& f : changes) {
+    out.begin_object();
+    out.field("field", f.field);
+    out.field("before", f.before);
+    out.field("after", f.after);
+    out.end_object();
+  }
+  out.end_array();
 }
 
 std::string_view to_string(ChangeKind kind) noexcept {

@@ -236,6 +236,12 @@ struct FieldChange {
   friend bool operator==(const FieldChange&, const FieldChange&) = default;
 };
 
+/// "driver_version 550.54.14 -> 550.127.05", "(unknown)" standing for an empty side.
+std::string to_text(const FieldChange& change);
+/// Writes `changes` as the array fleet diffs and watch events share:
+/// [{"field": ..., "before": ..., "after": ...}].
+void write_field_changes(json::Writer& out, std::span<const FieldChange> changes);
+
 enum class ChangeKind : std::uint8_t { added, removed, changed };
 std::string_view to_string(ChangeKind kind) noexcept;
 

@@ -35,17 +35,7 @@ std::string to_json(const WatchEvent& e) {
   if (!e.id.empty()) w.field("id", e.id);
   if (!e.name.empty()) w.field("name", e.name);
   if (e.backend) w.field("backend", to_string(*e.backend));
-  if (e.kind == WatchEventKind::changed) {
-    w.key("fields").begin_array();
-    for (const auto& f : e.fields) {
-      w.begin_object();
-      w.field("field", f.field);
-      w.field("before", f.before);
-      w.field("after", f.after);
-      w.end_object();
-    }
-    w.end_array();
-  }
+  if (e.kind == WatchEventKind::changed) write_field_changes(w.key("fields"), e.fields);
   if (e.health) {
     const HealthReport& h = *e.health;
     w.key("health").begin_object();
@@ -70,9 +60,7 @@ std::string to_text(const WatchEvent& e) {
     case WatchEventKind::removed: return text::cat("removed ", named);
     case WatchEventKind::changed: {
       std::string out = text::cat("changed ", named, ":");
-      for (const auto& f : e.fields)
-        out += text::cat(" ", f.field, " ", f.before.empty() ? "(unknown)" : f.before, " -> ",
-                         f.after.empty() ? "(unknown)" : f.after, ";");
+      for (const auto& f : e.fields) out += text::cat(" ", to_text(f), ";");
       out.pop_back();
       return out;
     }

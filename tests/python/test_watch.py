@@ -83,3 +83,17 @@ def test_cli_watch_refuses_a_broken_timeline(driver_update: pathlib.Path) -> Non
     done = run_cli("watch", "--fixture", str(driver_update))
     assert done.returncode == 1
     assert "inside the fixture" in done.stderr
+
+
+def test_cli_capture_watch_records_a_timeline_that_replays(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "captured"
+    done = run_cli("capture", "--out", str(out), "--backends", "cpu", "--watch", "0.5")
+    assert done.returncode == 0, done.stderr
+    timeline = json.loads((out / "timeline.json").read_text())
+    assert timeline["format"] == 1
+    assert isinstance(timeline["steps"], list)
+    assert "replay with: hwaccel watch --fixture" in done.stderr
+    replayed = run_cli("watch", "--fixture", str(out), "--backends", "cpu")
+    assert replayed.returncode == 0, replayed.stderr
+    # This machine did not change in half a second: nothing to report.
+    assert replayed.stdout == "" or all(json.loads(line)["event"] for line in replayed.stdout.splitlines())
