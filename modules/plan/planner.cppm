@@ -2,10 +2,15 @@
 // (tensor / pipeline / data parallel, CPU offload), what each device holds,
 // how fast it decodes and prefills, and how to launch it.
 module;
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 export module hwaccel.plan:planner;
 import hwaccel.hardware;
@@ -183,3 +188,193 @@ Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices);
 std::string to_json(const Plan& plan, bool pretty = false);
 
 }  // namespace hwaccel
+
+// Module-internal: what the planner's implementation units share. planner.cpp
+// assembles a plan from the devices and their domains (planner_devices.cpp),
+// the per-level cost model (planner_cost.cpp), the layout search
+// (planner_layout.cpp), shards and throughput (planner_shards.cpp) and launch
+// hints (planner_launch.cpp).
+namespace hwaccel::planner_detail {
+
+inline constexpr double bandwidth_efficiency = 0.8;  // decode GEMV kernels reach 70-85 % of peak HBM bandwidth
+inline constexpr double compute_efficiency = 0.5;    // large GEMMs in serving engines reach 40-60 % of dense peak
+inline constexpr double allreduce_latency_s = 10e-6;
+inline constexpr double pipeline_hop_latency_s = 20e-6;
+inline constexpr double apple_gpu_share = 0.75;  // Metal's recommended working set on Apple silicon
+inline constexpr std::uint64_t max_plan_context = 1ull << 24;
+inline constexpr std::uint32_t max_plan_batch = 65536;
+
+inline std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
+  return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
+}
+
+inline std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
+
+inline std::string gib(std::uint64_t bytes) {
+  const double g = static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
+  return text::cat(std::round(g * 10) / 10, " GiB");
+}
+
+struct Device {
+  const DeviceProfile* profile = nullptr;
+  const DeviceSpec* spec = nullptr;
+  std::uint64_t memory = 0;
+  std::uint64_t capacity = 0;  // memory less the reserve (and Apple's working-set share)
+  std::optional<double> bandwidth_gbps;
+  bool bandwidth_reported = false;
+  std::optional<double> peak_tflops;
+  std::uint32_t domain = 0;
+};
+
+struct Domain {
+  std::vector<std::uint32_t> members;  // device indices, registry order
+  std::optional<double> link_gbps;     // per device, per direction
+};
+
+// Reasons devices were left out, counted, so 10 000 devices give one line each.
+struct SkipLog {
+  std::map<std::string, std::vector<std::string>> by_reason;
+  void add(const DeviceProfile& d, std::string reason) { by_reason[std::move(reason)].push_back(d.id); }
+  void report(std::vector<std::string>& out) const {
+    for (const auto& [reason, ids] : by_reason) {
+      std::string list;
+      for (std::size_t i = 0; i < ids.size() && i < 4; ++i) list += (i ? ", " : "") + ids[i];
+      if (ids.size() > 4) list += text::cat(" and ", ids.size() - 4, " more");
+      out.push_back(text::cat(list, " not used: ", reason));
+    }
+  }
+};
+
+struct Fleet {
+  std::vector<Device> accelerators;
+  std::vector<std::uint32_t> indices;  // 0..accelerators-1, for single-device groups
+  std::vector<Domain> domains;
+  std::optional<Device> host;  // the CPU, for offload or CPU-only plans
+  bool unified_memory = false;
+  SkipLog skipped;
+};
+
+struct CostModel {
+  const ModelDescription& model;
+  const ModelArchitecture& arch;
+  QuantizationLevel level;
+  QuantizationLevel kv_type;
+  std::uint64_t context;
+  std::uint64_t batch;
+  WeightLayout layout;
+  std::vector<std::uint64_t> weight_prefix;  // prefix sums of layer bytes
+  std::vector<std::uint64_t> active_weight_prefix;  // prefix sums of the bytes a decode step reads
+  std::vector<double> active_param_prefix;          // prefix sums of parameters a token passes through
+  double head_params = 0;
+
+  std::uint64_t layers() const { return layout.layer_bytes.size(); }
+  std::uint64_t layer_weights(std::uint64_t first, std::uint64_t count) const {
+    return weight_prefix[first + count] - weight_prefix[first];
+  }
+  // KV cache of one layer on one device of a tensor-parallel group of t.
+  std::uint64_t kv_per_layer(std::uint32_t t) const {
+    if (t < kv_by_degree.size() && kv_by_degree[t] != 0) return kv_by_degree[t];
+    const std::uint64_t bytes = compute_kv_per_layer(t);
+    if (t < kv_by_degree.size()) kv_by_degree[t] = bytes;
+    return bytes;
+  }
+  // Memo of kv_per_layer by degree (a cost model lives for one planning call).
+  mutable std::array<std::uint64_t, 65> kv_by_degree{};
+  std::uint64_t compute_kv_per_layer(std::uint32_t t) const {
+    auto per_token = kv_cache_bytes_per_token_per_layer(arch, kv_type, t);
+    if (!per_token) return 0;
+    const auto tokens = text::checked_mul(context, batch);
+    const auto bytes = tokens ? text::checked_mul(*tokens, *per_token) : std::nullopt;
+    return bytes.value_or(std::numeric_limits<std::uint64_t>::max() / 4);
+  }
+  std::uint64_t activation(std::uint32_t t) const {
+    if (t < activation_by_degree.size() && activation_by_degree[t] != 0) return activation_by_degree[t];
+    const std::uint64_t bytes = activation_bytes(arch, context, batch, t);
+    if (t < activation_by_degree.size()) activation_by_degree[t] = bytes;
+    return bytes;
+  }
+  mutable std::array<std::uint64_t, 65> activation_by_degree{};
+};
+
+// A tensor-parallel group: t consecutive members of one domain (views into
+// the fleet's own index lists, so forming thousands of groups allocates once).
+struct Group {
+  std::span<const std::uint32_t> members;  // accelerator indices (t of them)
+  std::uint64_t capacity = 0;              // per device: the smallest member's
+};
+
+struct Stage {
+  const Group* group = nullptr;  // null: the host CPU
+  std::uint64_t first_layer = 0;
+  std::uint64_t layer_count = 0;
+  bool embedding = false;
+  bool head = false;
+};
+
+struct Replica {
+  std::vector<Stage> stages;
+  std::uint32_t tp = 1;
+};
+
+// Bytes one device of a stage holds apart from its layers.
+struct StageFixed {
+  std::uint64_t overhead = 0;
+  std::uint64_t activation = 0;
+  std::uint64_t embedding = 0;
+  std::uint64_t head = 0;
+  std::uint64_t total() const { return sat_add(sat_add(overhead, activation), sat_add(embedding, head)); }
+};
+
+struct Layout {
+  std::vector<Group> groups;  // owns the groups the replicas point into
+  std::vector<Replica> replicas;
+  std::uint32_t tp = 1;
+  bool fits = false;
+  // Every replica alike: only the first is stored; replica r's stage j runs
+  // on order[r x stages + j], and one throughput estimate serves all.
+  bool uniform = false;
+  std::size_t replica_count = 0;
+  std::vector<const Group*> order;
+  std::uint64_t idle_devices = 0;
+
+  std::size_t replica_total() const noexcept { return uniform ? replica_count : replicas.size(); }
+  // Stage `stage` of replica `replica`.
+  Stage stage(std::size_t replica, std::size_t stage) const {
+    if (!uniform) return replicas[replica].stages[stage];
+    Stage st = replicas.front().stages[stage];
+    if (replica > 0) st.group = order[replica * replicas.front().stages.size() + stage];
+    return st;
+  }
+  const Replica& shape(std::size_t replica) const { return uniform ? replicas.front() : replicas[replica]; }
+};
+
+struct StageSpeed {
+  std::optional<double> bandwidth_gbps;  // slowest member
+  std::optional<double> peak_tflops;     // slowest member
+  bool host = false;
+};
+
+struct DecodeTime {
+  std::optional<double> step_s;
+  std::optional<double> ceiling_step_s;
+  std::string bottleneck = "unknown";
+};
+
+struct PrefillTime {
+  std::optional<double> seconds;
+  std::string bottleneck = "unknown";
+};
+
+Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve);
+Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch);
+StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head);
+Backend backend_of(const Fleet& f, const Group& g);
+StageSpeed speed_of(const Fleet& f, const Stage& st);
+std::optional<double> link_of(const Fleet& f, const Stage& st);
+DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r);
+Layout place(const Fleet& f, const CostModel& c, const InferenceSettings& s);
+void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan);
+PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r);
+LaunchHints launch_hints(const Fleet& f, const CostModel& c, const Layout& l, const InferenceSettings& s, const ModelDescription& m, const Plan& plan);
+
+}  // namespace hwaccel::planner_detail

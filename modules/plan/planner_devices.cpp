@@ -1,0 +1,254 @@
+// The planner's view of the devices: usable memory, bandwidth and peak compute
+// by quantization level, and the high-bandwidth domains they form.
+module;
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+module hwaccel.plan;
+
+namespace hwaccel::planner_detail {
+
+struct UnionFind {
+  std::vector<std::uint32_t> parent;
+  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0u); }
+  std::uint32_t find(std::uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void join(std::uint32_t a, std::uint32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+
+bool high_bandwidth_interconnect(std::string_view kind) {
+  for (std::string_view k : {"nvswitch", "nvlink", "nvlink_bridge", "xgmi", "xgmi_hive", "ici", "neuronlink", "roce"})
+    if (kind == k) return true;
+  return false;
+}
+
+bool high_bandwidth_link(LinkKind kind) {
+  return kind == LinkKind::nvlink || kind == LinkKind::xgmi || kind == LinkKind::ici || kind == LinkKind::neuronlink;
+}
+
+ComputeType compute_type_on(QuantizationLevel level, const DeviceTraits& traits) {
+  const QuantizationInfo& q = info(level);
+  if (q.compute == ComputeType::fp8 || q.compute == ComputeType::int8) {
+    if (quantization_support(level, traits).level == SupportLevel::native) return q.compute;
+    return ComputeType::bf16;
+  }
+  return q.compute;
+}
+
+std::optional<double> peak_for(const DeviceSpec* spec, ComputeType type) {
+  if (!spec) return std::nullopt;
+  if (auto p = spec->peak_tflops(type)) return p;
+  // 16-bit work runs at whichever 16-bit rate the datasheet gives.
+  if (type == ComputeType::fp16) return spec->peak_tflops(ComputeType::bf16);
+  if (type == ComputeType::bf16) return spec->peak_tflops(ComputeType::fp16);
+  return std::nullopt;
+}
+
+// What gather() works out once per kind of device: fleets are made of many
+// identical devices, and spec lookups and support rules are not free.
+struct DeviceKind {
+  const DeviceProfile* sample = nullptr;
+  const DeviceSpec* spec = nullptr;
+  QuantizationSupport support;
+  ComputeType compute = ComputeType::bf16;
+};
+
+// Devices the support rules cannot tell apart (properties matter for CPUs only: their ISA).
+bool same_kind(const DeviceProfile& a, const DeviceProfile& b) {
+  return a.backend == b.backend && a.family == b.family && a.memory_bytes == b.memory_bytes &&
+         a.spec_id == b.spec_id && a.compute_capability == b.compute_capability && a.name == b.name &&
+         a.architecture == b.architecture && (a.family != Family::cpu || a.properties == b.properties);
+}
+
+Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve) {
+  Fleet f;
+  const auto devices = registry.devices();
+  // Registry ids are "<backend>:<index>": a table by backend and index finds
+  // them without hashing; other ids fall back to a map built on demand.
+  std::array<std::vector<std::uint32_t>, backend_count> by_index;
+  f.accelerators.reserve(devices.size());
+  std::vector<DeviceKind> kinds;
+  // NPUs join a plan only on machines without other accelerators: next to a
+  // GPU they add little, and on Apple silicon they share its unified memory.
+  bool other_accelerators = false;
+  for (const auto& d : devices)
+    other_accelerators |= d.available && d.visible && d.family != Family::cpu && d.family != Family::npu;
+  for (const auto& d : devices) {
+    if (!d.available || !d.visible) continue;
+    if (d.family == Family::npu && other_accelerators) {
+      f.skipped.add(d, "NPUs are not combined with other accelerators in one plan");
+      continue;
+    }
+    const DeviceKind* kind = nullptr;
+    for (const auto& k : kinds)
+      if (same_kind(*k.sample, d)) kind = &k;
+    DeviceKind uncached;
+    if (!kind) {
+      DeviceKind k;
+      k.sample = &d;
+      k.spec = d.spec_id ? find_spec(*d.spec_id) : nullptr;
+      if (!k.spec) k.spec = match_spec(d);
+      DeviceTraits traits = traits_of(d);
+      if (traits.compute_capability.empty() && k.spec) traits.compute_capability = k.spec->compute_capability;
+      k.support = quantization_support(level, traits);
+      k.compute = compute_type_on(level, traits);
+      // A registry of thousands of different devices must not make this quadratic.
+      if (kinds.size() < 64) {
+        kinds.push_back(std::move(k));
+        kind = &kinds.back();
+      } else {
+        uncached = std::move(k);
+        kind = &uncached;
+      }
+    }
+    const DeviceSpec* spec = kind->spec;
+    if (d.family == Family::cpu) {
+      if (f.host) continue;
+      Device h;
+      h.profile = &d;
+      const std::optional<std::uint64_t> mem = d.memory_free_bytes ? d.memory_free_bytes : d.memory_bytes;
+      if (!mem) continue;
+      h.memory = *mem;
+      h.capacity = static_cast<std::uint64_t>(static_cast<double>(*mem) * (1.0 - reserve));
+      if (d.memory_bandwidth_gbps) {
+        h.bandwidth_gbps = d.memory_bandwidth_gbps;
+        h.bandwidth_reported = true;
+      }
+      f.host = h;
+      continue;
+    }
+    const QuantizationSupport& support = kind->support;
+    if (!support.usable()) {
+      f.skipped.add(d, text::cat(to_string(level), " is ", to_string(support.level), " there (", support.reason, ")"));
+      continue;
+    }
+    Device x;
+    x.profile = &d;
+    x.spec = spec;
+    if (d.memory_bytes) x.memory = *d.memory_bytes;
+    else if (spec) x.memory = spec->memory_bytes;
+    if (x.memory == 0) {
+      f.skipped.add(d, "memory size unknown and no published spec matches");
+      continue;
+    }
+    double usable = static_cast<double>(x.memory) * (1.0 - reserve);
+    if (d.backend == Backend::apple && d.memory_kind == MemoryKind::unified) usable *= apple_gpu_share;
+    x.capacity = static_cast<std::uint64_t>(usable);
+    if (d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0) {
+      x.bandwidth_gbps = d.memory_bandwidth_gbps;
+      x.bandwidth_reported = true;
+    } else if (spec) {
+      x.bandwidth_gbps = spec->memory_bandwidth_gbps;
+    }
+    x.peak_tflops = peak_for(spec, kind->compute);
+    f.unified_memory |= d.memory_kind == MemoryKind::unified;
+    if (d.index < (1u << 20)) {
+      auto& table = by_index[static_cast<std::size_t>(d.backend)];
+      if (table.size() <= d.index) table.resize(d.index + 1, UINT32_MAX);
+      table[d.index] = static_cast<std::uint32_t>(f.accelerators.size());
+    }
+    f.accelerators.push_back(x);
+  }
+  f.indices.resize(f.accelerators.size());
+  std::iota(f.indices.begin(), f.indices.end(), 0u);
+  // High-bandwidth domains from the registry's links and interconnects.
+  UnionFind uf(f.accelerators.size());
+  std::vector<std::pair<std::uint32_t, double>> bandwidths;  // device, link bandwidth
+  std::optional<std::unordered_map<std::string_view, std::uint32_t>> by_id;
+  std::string_view last_prefix;  // ids come in runs of one backend: parse its name once
+  std::optional<Backend> last_backend;
+  const auto lookup = [&](std::string_view id) -> std::optional<std::uint32_t> {
+    if (const auto colon = id.find(':'); colon != std::string_view::npos) {
+      if (id.substr(0, colon) != last_prefix) {
+        last_prefix = id.substr(0, colon);
+        last_backend = parse_backend(last_prefix);
+      }
+      const auto backend = last_backend;
+      const auto number = text::parse_u64(id.substr(colon + 1));
+      if (backend && number) {
+        const auto& table = by_index[static_cast<std::size_t>(*backend)];
+        if (*number < table.size() && table[*number] != UINT32_MAX &&
+            f.accelerators[table[*number]].profile->id == id)
+          return table[*number];
+      }
+    }
+    if (!by_id) {
+      by_id.emplace();
+      for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) by_id->emplace(f.accelerators[i].profile->id, i);
+    }
+    const auto it = by_id->find(id);
+    return it == by_id->end() ? std::nullopt : std::optional<std::uint32_t>(it->second);
+  };
+  for (const auto& l : registry.links()) {
+    if (!high_bandwidth_link(l.kind)) continue;
+    const auto a = lookup(l.a), b = lookup(l.b);
+    if (!a || !b) continue;
+    uf.join(*a, *b);
+    if (l.bandwidth_gbps) bandwidths.emplace_back(*a, *l.bandwidth_gbps);
+  }
+  for (const auto& ic : registry.interconnects()) {
+    if (!high_bandwidth_interconnect(ic.kind)) continue;
+    std::optional<std::uint32_t> first;
+    for (const auto& id : ic.device_ids) {
+      const auto i = lookup(id);
+      if (!i) continue;
+      if (first) uf.join(*first, *i);
+      else first = i;
+      if (ic.bandwidth_gbps) bandwidths.emplace_back(*i, *ic.bandwidth_gbps);
+    }
+  }
+  std::vector<std::uint32_t> domain_of_root(f.accelerators.size(), UINT32_MAX);
+  std::vector<std::uint32_t> domain_sizes;
+  for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) {
+    auto& domain = domain_of_root[uf.find(i)];
+    if (domain == UINT32_MAX) {
+      domain = static_cast<std::uint32_t>(domain_sizes.size());
+      domain_sizes.push_back(0);
+    }
+    f.accelerators[i].domain = domain;
+    ++domain_sizes[domain];
+  }
+  f.domains.resize(domain_sizes.size());
+  for (std::size_t d = 0; d < domain_sizes.size(); ++d) f.domains[d].members.reserve(domain_sizes[d]);
+  for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) f.domains[f.accelerators[i].domain].members.push_back(i);
+  for (const auto& [device, bw] : bandwidths) {
+    auto& link = f.domains[f.accelerators[device].domain].link_gbps;
+    link = link ? std::min(*link, bw) : bw;
+  }
+  for (auto& dom : f.domains) {
+    if (dom.link_gbps || dom.members.size() < 2) continue;
+    // No bandwidth in the registry: the products' published fabric, if all have one.
+    std::optional<double> bw;
+    for (auto m : dom.members) {
+      const DeviceSpec* s = f.accelerators[m].spec;
+      if (!s || !s->fabric || !s->fabric->bandwidth_gbps) {
+        bw.reset();
+        break;
+      }
+      bw = bw ? std::min(*bw, *s->fabric->bandwidth_gbps) : *s->fabric->bandwidth_gbps;
+    }
+    dom.link_gbps = bw;
+  }
+  return f;
+}
+
+}  // namespace hwaccel::planner_detail

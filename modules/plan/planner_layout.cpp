@@ -1,0 +1,421 @@
+// The layout search: tensor-parallel groups inside high-bandwidth domains,
+// pipeline stages across them, data-parallel replicas, CPU offload.
+module;
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+module hwaccel.plan;
+
+namespace hwaccel::planner_detail {
+
+StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head) {
+  StageFixed f;
+  f.overhead = runtime_overhead(backend, communicates).bytes;
+  f.activation = c.activation(t);
+  if (embedding) f.embedding = div_up(c.layout.embedding_bytes, t);
+  if (head) f.head = div_up(c.layout.head_bytes + c.layout.other_bytes, t);
+  return f;
+}
+
+Backend backend_of(const Fleet& f, const Group& g) { return f.accelerators[g.members.front()].profile->backend; }
+
+// Splits layers over the stages (contiguous, in order): in proportion to
+// each stage's free memory, or, when rounding makes that overflow a stage,
+// by filling each stage in turn. Returns false when the layers do not fit.
+bool assign_layers(const CostModel& c, std::uint32_t t, std::vector<Stage>& stages,
+                   const std::vector<std::uint64_t>& free_bytes) {
+  const std::uint64_t n = c.layers();
+  const std::size_t p = stages.size();
+  if (p == 0 || p > n) return false;
+  const std::uint64_t kv = c.kv_per_layer(t);
+  const auto cost = [&](std::uint64_t first, std::uint64_t count) {
+    return sat_add(div_up(c.layer_weights(first, count), t), kv * count);
+  };
+  const auto fits_all = [&] {
+    for (std::size_t j = 0; j < p; ++j)
+      if (cost(stages[j].first_layer, stages[j].layer_count) > free_bytes[j]) return false;
+    return true;
+  };
+  const double total_free = std::accumulate(free_bytes.begin(), free_bytes.end(), 0.0,
+                                            [](double s, std::uint64_t b) { return s + static_cast<double>(b); });
+  if (total_free <= 0) return false;
+  const double total_cost = static_cast<double>(cost(0, n));
+  if (total_cost > total_free) return false;
+  // Proportional boundaries on the cumulative cost.
+  std::uint64_t next = 0;
+  double cumulative_free = 0;
+  for (std::size_t j = 0; j < p; ++j) {
+    cumulative_free += static_cast<double>(free_bytes[j]);
+    const std::uint64_t must_leave = p - 1 - j;
+    std::uint64_t end = next + 1;
+    if (j + 1 == p) {
+      end = n;
+    } else {
+      const double target = total_cost * cumulative_free / total_free;
+      while (end < n - must_leave && static_cast<double>(cost(0, end + 1)) <= target + 0.5 * static_cast<double>(cost(end, 1)))
+        ++end;
+    }
+    stages[j].first_layer = next;
+    stages[j].layer_count = end - next;
+    next = end;
+  }
+  if (fits_all()) return true;
+  // Fill in order.
+  next = 0;
+  for (std::size_t j = 0; j < p; ++j) {
+    const std::uint64_t must_leave = p - 1 - j;
+    std::uint64_t count = 0;
+    if (j + 1 == p) {
+      count = n - next;
+    } else {
+      while (next + count < n - must_leave && cost(next, count + 1) <= free_bytes[j]) ++count;
+      if (count == 0) return false;
+    }
+    stages[j].first_layer = next;
+    stages[j].layer_count = count;
+    next += count;
+  }
+  return fits_all();
+}
+
+// A pipeline over `groups` (in order) that holds the model, or nullopt.
+std::optional<Replica> fit_pipeline(const Fleet& f, const CostModel& c, std::uint32_t t,
+                                    std::span<const Group* const> groups) {
+  const std::size_t p = groups.size();
+  if (p == 0 || p > c.layers()) return std::nullopt;
+  Replica r;
+  r.tp = t;
+  std::vector<std::uint64_t> free_bytes(p);
+  const bool communicates = t > 1 || p > 1;
+  for (std::size_t j = 0; j < p; ++j) {
+    const StageFixed fixed = fixed_for(c, backend_of(f, *groups[j]), t, communicates, j == 0, j + 1 == p);
+    if (fixed.total() >= groups[j]->capacity) return std::nullopt;
+    free_bytes[j] = groups[j]->capacity - fixed.total();
+    r.stages.push_back(Stage{groups[j], 0, 0, j == 0, j + 1 == p});
+  }
+  if (!assign_layers(c, t, r.stages, free_bytes)) return std::nullopt;
+  return r;
+}
+
+// The shortest prefix of `groups` (from `start`) that holds a replica.
+std::optional<Replica> first_fit(const Fleet& f, const CostModel& c, std::uint32_t t,
+                                 const std::vector<const Group*>& groups, std::size_t start) {
+  const std::uint64_t layer_total = sat_add(div_up(c.layer_weights(0, c.layers()), t), c.kv_per_layer(t) * c.layers());
+  const std::uint64_t need = sat_add(layer_total, div_up(c.layout.embedding_bytes + c.layout.head_bytes, t));
+  std::uint64_t have = 0;
+  const std::size_t max_stages = std::min<std::size_t>(groups.size() - start, c.layers());
+  for (std::size_t p = 1; p <= max_stages; ++p) {
+    const Group& g = *groups[start + p - 1];
+    const std::uint64_t fixed = runtime_overhead(backend_of(f, g), true).bytes + c.activation(t);
+    have += g.capacity > fixed ? g.capacity - fixed : 0;
+    if (have < need) continue;  // cannot hold it yet: skip the exact check
+    if (auto r = fit_pipeline(f, c, t, std::span(groups).subspan(start, p))) return r;
+  }
+  return std::nullopt;
+}
+
+std::vector<Group> make_groups(const Fleet& f, std::uint32_t t) {
+  std::vector<Group> groups;
+  std::size_t count = 0;
+  for (const auto& dom : f.domains) count += dom.members.size() / t;
+  groups.reserve(count);
+  for (const auto& dom : f.domains) {
+    for (std::size_t i = 0; i + t <= dom.members.size(); i += t) {
+      Group g{std::span<const std::uint32_t>(dom.members).subspan(i, t), std::numeric_limits<std::uint64_t>::max()};
+      for (auto m : g.members) g.capacity = std::min(g.capacity, f.accelerators[m].capacity);
+      groups.push_back(g);
+    }
+  }
+  return groups;
+}
+
+// A group of the single accelerator i.
+Group single(const Fleet& f, std::uint32_t i) {
+  return Group{std::span<const std::uint32_t>(f.indices).subspan(i, 1), f.accelerators[i].capacity};
+}
+
+std::vector<std::uint32_t> tensor_parallel_degrees(const ModelArchitecture& a, std::size_t max_domain) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t t = 1; t <= max_domain && t <= a.attention_heads; ++t) {
+    if (a.attention_heads % t != 0) continue;
+    if (!a.mla && a.kv_heads % t != 0 && t % a.kv_heads != 0) continue;
+    const bool dense_layers = !a.moe.is_moe() || a.moe.first_dense_layers > 0;
+    if (dense_layers && a.intermediate_size % t != 0) continue;
+    if (a.moe.is_moe() && a.moe.expert_intermediate_size % t != 0) continue;
+    out.push_back(t);
+  }
+  return out;
+}
+
+StageSpeed speed_of(const Fleet& f, const Stage& st) {
+  StageSpeed s;
+  if (!st.group) {
+    s.host = true;
+    if (f.host) s.bandwidth_gbps = f.host->bandwidth_gbps;
+    return s;
+  }
+  bool all_bw = true, all_peak = true;
+  for (auto m : st.group->members) {
+    const Device& d = f.accelerators[m];
+    if (d.bandwidth_gbps) s.bandwidth_gbps = s.bandwidth_gbps ? std::min(*s.bandwidth_gbps, *d.bandwidth_gbps) : *d.bandwidth_gbps;
+    else all_bw = false;
+    if (d.peak_tflops) s.peak_tflops = s.peak_tflops ? std::min(*s.peak_tflops, *d.peak_tflops) : *d.peak_tflops;
+    else all_peak = false;
+  }
+  if (!all_bw) s.bandwidth_gbps.reset();
+  if (!all_peak) s.peak_tflops.reset();
+  return s;
+}
+
+std::optional<double> link_of(const Fleet& f, const Stage& st) {
+  if (!st.group) return std::nullopt;
+  return f.domains[f.accelerators[st.group->members.front()].domain].link_gbps;
+}
+
+DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
+  DecodeTime out;
+  const auto& a = c.arch;
+  const double b = static_cast<double>(c.batch);
+  double total = 0, ceiling = 0, mem = 0, compute = 0, comm = 0, host = 0;
+  for (const auto& st : r.stages) {
+    const std::uint32_t t = st.group ? r.tp : 1;
+    const StageSpeed sp = speed_of(f, st);
+    if (!sp.bandwidth_gbps) return out;
+    double bytes = static_cast<double>(c.active_weight_prefix[st.first_layer + st.layer_count] -
+                                       c.active_weight_prefix[st.first_layer]) /
+                       t +
+                   static_cast<double>(c.kv_per_layer(t)) * static_cast<double>(st.layer_count);
+    double params = c.active_param_prefix[st.first_layer + st.layer_count] - c.active_param_prefix[st.first_layer];
+    if (st.head) {
+      bytes += static_cast<double>(c.layout.head_bytes) / t;
+      params += c.head_params;
+    }
+    const double flops = (2.0 * b * params + 4.0 * b * static_cast<double>(c.context) * static_cast<double>(a.q_width()) *
+                                                 static_cast<double>(st.layer_count)) /
+                         t;
+    const double mem_s = bytes / (*sp.bandwidth_gbps * 1e9 * bandwidth_efficiency);
+    const double compute_s = sp.peak_tflops ? flops / (*sp.peak_tflops * 1e12 * compute_efficiency) : 0.0;
+    double comm_s = 0;
+    if (t > 1) {
+      const double message = b * static_cast<double>(a.hidden_size) * 2;
+      const auto link = link_of(f, st);
+      const double per = allreduce_latency_s + (link ? 2.0 * (t - 1) / t * message / (*link * 1e9) : 0.0);
+      comm_s = 2.0 * static_cast<double>(st.layer_count) * per;
+    }
+    ceiling += bytes / (*sp.bandwidth_gbps * 1e9);
+    const double stage = std::max(mem_s, compute_s) + comm_s;
+    total += stage;
+    if (sp.host && !f.accelerators.empty()) host += stage;
+    else if (compute_s > mem_s) compute += compute_s;
+    else mem += mem_s;
+    comm += comm_s;
+  }
+  const double hops = static_cast<double>(r.stages.size() - 1) * pipeline_hop_latency_s;
+  total += hops;
+  comm += hops;
+  out.step_s = total;
+  out.ceiling_step_s = ceiling;
+  const double top = std::max({mem, compute, comm, host});
+  out.bottleneck = top == host && host > 0   ? "host_memory_bandwidth"
+                   : top == comm && comm > 0 ? "interconnect"
+                   : top == compute          ? (compute > 0 ? "compute" : "memory_bandwidth")
+                                             : "memory_bandwidth";
+  return out;
+}
+
+// The best layout of accelerators alone, or an empty one when nothing fits.
+// For each tensor-parallel degree: the first replica takes the fewest
+// stages that hold the model, the groups left form further data-parallel
+// replicas, and the layout is scored by its estimated decode rate: all
+// replicas together for the throughput objective, one sequence for latency.
+// Without bandwidth figures the score falls back to replicas, then degree.
+Layout search(const Fleet& f, const CostModel& c, PlanObjective objective) {
+  Layout best;
+  if (f.accelerators.empty()) return best;
+  std::size_t max_domain = 1;
+  for (const auto& d : f.domains) max_domain = std::max(max_domain, d.members.size());
+  const auto ordered = [](const std::vector<Group>& groups) {
+    std::vector<const Group*> order;
+    order.reserve(groups.size());
+    bool equal = true;
+    for (const auto& g : groups) {
+      order.push_back(&g);
+      equal &= g.capacity == groups.front().capacity;
+    }
+    // Largest first; equal capacities keep their order (the groups live in one vector).
+    if (!equal)
+      std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+        return a->capacity != b->capacity ? a->capacity > b->capacity : a < b;
+      });
+    return order;
+  };
+  // Groups that are all alike (one product, one capacity) give identical replicas.
+  const auto uniform = [&](const std::vector<const Group*>& order) {
+    for (const auto* g : order)
+      if (g->capacity != order.front()->capacity || backend_of(f, *g) != backend_of(f, *order.front())) return false;
+    return true;
+  };
+  const auto form = [&](Layout& l, const std::vector<const Group*>& order, bool keep) {
+    std::size_t used = 0, replicas = 0;
+    if (uniform(order)) {
+      // Identical groups: every replica is the first one on other groups.
+      auto first = first_fit(f, c, l.tp, order, 0);
+      if (!first) return std::size_t{0};
+      const std::size_t stages = first->stages.size();
+      replicas = order.size() / stages;
+      l.uniform = true;
+      l.replica_count = replicas;
+      l.replicas.push_back(std::move(*first));
+      if (keep) l.order = order;  // replica r's stage j runs on order[r * stages + j]
+      l.idle_devices = f.accelerators.size() - replicas * stages * l.tp;
+      return replicas;
+    }
+    while (used < order.size()) {
+      auto next = first_fit(f, c, l.tp, order, used);
+      if (!next) break;
+      used += next->stages.size();
+      ++replicas;
+      if (keep || replicas == 1) l.replicas.push_back(std::move(*next));
+    }
+    l.idle_devices = f.accelerators.size() - used * l.tp;
+    return replicas;
+  };
+  struct Score {
+    std::uint32_t t = 0;
+    std::size_t replicas = 0;
+    std::size_t stages = 0;
+    std::optional<double> step_s;
+  };
+  std::optional<Score> best_score;
+  const auto better = [&](const Score& a, const Score& b) {
+    if (a.step_s && b.step_s) {
+      if (objective == PlanObjective::throughput) {
+        const double ra = static_cast<double>(a.replicas) / *a.step_s, rb = static_cast<double>(b.replicas) / *b.step_s;
+        if (std::abs(ra - rb) > 1e-9 * std::max(ra, rb)) return ra > rb;
+      } else if (std::abs(*a.step_s - *b.step_s) > 1e-12) {
+        return *a.step_s < *b.step_s;
+      }
+    } else if (objective == PlanObjective::throughput && a.replicas != b.replicas) {
+      return a.replicas > b.replicas;
+    }
+    if (a.t != b.t) return a.t > b.t;
+    return a.stages < b.stages;
+  };
+  for (auto t : tensor_parallel_degrees(c.arch, max_domain)) {
+    Layout candidate;
+    candidate.tp = t;
+    candidate.groups = make_groups(f, t);
+    if (candidate.groups.empty()) continue;
+    const std::size_t replicas = form(candidate, ordered(candidate.groups), true);
+    if (replicas == 0) continue;
+    Score score{t, replicas, candidate.replicas.front().stages.size(), decode_time(f, c, candidate.replicas.front()).step_s};
+    if (best_score && !better(score, *best_score)) continue;
+    best_score = score;
+    best = std::move(candidate);  // the groups move with their buffer: pointers into them stay valid
+  }
+  best.fits = best_score.has_value();
+  return best;
+}
+
+// Accelerators hold what they can of the first layers (llama.cpp -ngl); the
+// host keeps the token embedding, the remaining layers and the head.
+std::optional<Layout> offload(const Fleet& f, const CostModel& c) {
+  if (!f.host || f.unified_memory) return std::nullopt;
+  Layout out;
+  out.tp = 1;
+  for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) out.groups.push_back(single(f, i));
+  Replica r;
+  std::uint64_t next = 0;
+  const std::uint64_t kv = c.kv_per_layer(1);
+  const std::uint64_t n = c.layers();
+  for (const auto& g : out.groups) {
+    if (next >= n) break;
+    const std::uint64_t fixed = runtime_overhead(backend_of(f, g), true).bytes + c.activation(1);
+    if (g.capacity <= fixed) continue;
+    const std::uint64_t free = g.capacity - fixed;
+    std::uint64_t count = 0;
+    while (next + count < n && sat_add(c.layer_weights(next, count + 1), kv * (count + 1)) <= free) ++count;
+    if (count == 0) continue;
+    r.stages.push_back(Stage{&g, next, count, false, false});
+    next += count;
+  }
+  Stage host{nullptr, next, n - next, true, true};
+  r.stages.push_back(host);
+  const std::uint64_t host_need =
+      sat_add(sat_add(c.layer_weights(next, n - next), kv * (n - next)),
+              sat_add(c.layout.embedding_bytes + c.layout.head_bytes + c.layout.other_bytes, c.activation(1)));
+  out.fits = host_need <= f.host->capacity;
+  out.replicas.push_back(std::move(r));
+  return out;
+}
+
+// Whatever the devices can do when nothing fits: every accelerator in one
+// pipeline (so the shortfall shows per device), or the host alone.
+Layout best_effort(const Fleet& f, const CostModel& c) {
+  Layout out;
+  out.tp = 1;
+  Replica r;
+  if (!f.accelerators.empty()) {
+    for (std::uint32_t i = 0; i < f.accelerators.size() && i < c.layers(); ++i)
+      out.groups.push_back(single(f, i));
+    std::vector<std::uint64_t> free_bytes;
+    for (std::size_t j = 0; j < out.groups.size(); ++j) {
+      r.stages.push_back(Stage{&out.groups[j], 0, 0, j == 0, j + 1 == out.groups.size()});
+      free_bytes.push_back(std::max<std::uint64_t>(out.groups[j].capacity, 1));
+    }
+    // Proportional split even though it overflows: assign_layers' first pass.
+    const std::uint64_t n = c.layers();
+    const double total = std::accumulate(free_bytes.begin(), free_bytes.end(), 0.0,
+                                         [](double s, std::uint64_t b) { return s + static_cast<double>(b); });
+    std::uint64_t next = 0;
+    double cumulative = 0;
+    for (std::size_t j = 0; j < r.stages.size(); ++j) {
+      cumulative += static_cast<double>(free_bytes[j]);
+      const std::uint64_t remaining_stages = r.stages.size() - 1 - j;
+      std::uint64_t end = j + 1 == r.stages.size()
+                              ? n
+                              : std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::llround(n * cumulative / total)),
+                                                          next + 1, n - remaining_stages);
+      r.stages[j].first_layer = next;
+      r.stages[j].layer_count = end - next;
+      next = end;
+    }
+  } else {
+    r.stages.push_back(Stage{nullptr, 0, c.layers(), true, true});
+  }
+  out.replicas.push_back(std::move(r));
+  return out;
+}
+
+Layout place(const Fleet& f, const CostModel& c, const InferenceSettings& s) {
+  Layout l = search(f, c, s.objective);
+  if (l.fits) return l;
+  if (f.accelerators.empty() && f.host) {
+    // CPU only: everything in host memory.
+    Layout cpu;
+    Replica r;
+    r.stages.push_back(Stage{nullptr, 0, c.layers(), true, true});
+    cpu.replicas.push_back(std::move(r));
+    const std::uint64_t need = sat_add(sat_add(c.layout.total(), c.kv_per_layer(1) * c.layers()), c.activation(1));
+    cpu.fits = need <= f.host->capacity;
+    return cpu;
+  }
+  if (s.allow_cpu_offload && !f.accelerators.empty())
+    if (auto o = offload(f, c); o && o->fits) return std::move(*o);
+  return best_effort(f, c);
+}
+
+}  // namespace hwaccel::planner_detail
