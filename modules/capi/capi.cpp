@@ -5,7 +5,6 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -768,17 +767,9 @@ HWACCEL_API hwaccel_status hwaccel_watch_start(const hwaccel_detect_options* opt
     if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_watch_start: out is NULL");
     auto result = std::make_unique<hwaccel_watcher>();
     if (options && !options->fixture_dir.empty()) {
-      const std::string timeline = options->fixture_dir + "/timeline.json";
-      if (std::FILE* f = std::fopen(timeline.c_str(), "rb")) {
-        std::fclose(f);
-        auto opened = hwaccel::TimelineSystem::open(options->fixture_dir);
-        if (!opened) return report(error, opened.error());
-        result->system = std::move(*opened);
-      } else {
-        auto opened = hwaccel::FixtureSystem::open(options->fixture_dir);
-        if (!opened) return report(error, opened.error());
-        result->system = std::move(*opened);
-      }
+      auto opened = hwaccel::open_fixture_folder(options->fixture_dir);
+      if (!opened) return report(error, opened.error());
+      result->system = std::move(*opened);
     } else {
       result->system = hwaccel::make_live_system();
     }

@@ -380,6 +380,11 @@ class TimelineSystem final : public System {
   std::unique_ptr<State> state_;
 };
 
+/// A fixture folder as a System: its TimelineSystem where it holds a
+/// timeline.json (reads answer from its first state until the timeline is
+/// replayed), its FixtureSystem otherwise. What every `--fixture` opens.
+Result<std::unique_ptr<System>> open_fixture_folder(std::string_view dir, FixtureOptions options = {});
+
 /// Wraps another System for the span of one detection and answers each
 /// repeated question from memory: every file, directory listing, link and
 /// status is asked of the wrapped System once (several detectors read

@@ -191,9 +191,8 @@ class LiveEventStream final : public EventStream {
 
   // Reads what is waiting, without blocking, up to the batch limit.
   void drain(EventBatch& batch) {
-    std::string buffer(max_uevent_bytes + 1, '\0');
     while (uevents_.get() >= 0 && batch.events.size() < options_.max_batch) {
-      iovec io{buffer.data(), buffer.size()};
+      iovec io{receive_.data(), receive_.size()};
       sockaddr_nl from{};
       msghdr header{};
       header.msg_name = &from;
@@ -210,7 +209,7 @@ class LiveEventStream final : public EventStream {
         break;
       }
       if (from.nl_pid != 0 || (header.msg_flags & MSG_TRUNC) != 0) continue;
-      batch.events.push_back(KernelEvent{KernelEvent::Source::uevent, buffer.substr(0, static_cast<std::size_t>(n))});
+      batch.events.push_back(KernelEvent{KernelEvent::Source::uevent, receive_.substr(0, static_cast<std::size_t>(n))});
     }
     while (kmsg_.get() >= 0 && batch.events.size() < options_.max_batch) {
       // One record per read; 8 KiB holds the longest the kernel writes.
@@ -232,6 +231,7 @@ class LiveEventStream final : public EventStream {
   }
 
   EventStreamOptions options_;
+  std::string receive_ = std::string(max_uevent_bytes + 1, '\0');  // one message; longer ones come MSG_TRUNC
   FileDescriptor wake_;
   FileDescriptor uevents_;
   FileDescriptor kmsg_;

@@ -559,15 +559,13 @@ FixtureSystem::~FixtureSystem() = default;
 
 namespace {
 
-std::string resolved_folder(std::string_view dir, Error& error) {
+Result<std::string> resolved_folder(std::string_view dir) {
   std::string d(dir);
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   char resolved[PATH_MAX];
-  if (!::realpath(d.c_str(), resolved)) {
-    error = Error{ErrorKind::not_found, text::cat("fixture folder ", dir, ": ", std::strerror(errno))};
-    return {};
-  }
-  return resolved;
+  if (!::realpath(d.c_str(), resolved))
+    return fail(ErrorKind::not_found, text::cat("fixture folder ", dir, ": ", std::strerror(errno)));
+  return std::string(resolved);
 }
 
 // fixture.json of `folder`; nullopt when it has none and `required` is false.
@@ -615,9 +613,9 @@ Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open_layered(std::string_v
     return fail(ErrorKind::invalid_input, text::cat("a fixture takes at most 65534 layers, not ", layers.size()));
   auto state = std::make_unique<State>();
   state->options = options;
-  Error error;
-  state->dir = resolved_folder(dir, error);
-  if (state->dir.empty()) return fail(std::move(error));
+  auto resolved = resolved_folder(dir);
+  if (!resolved) return fail(resolved.error());
+  state->dir = std::move(*resolved);
   state->commands_dir = state->dir + "/commands";
   auto manifest = load_manifest(state->dir, dir, true);
   if (!manifest) return fail(manifest.error());
@@ -632,8 +630,9 @@ Result<std::unique_ptr<FixtureSystem>> FixtureSystem::open_layered(std::string_v
         return fail(Error{r.error().kind, text::cat(layer.dir.empty() ? std::string_view(dir) : std::string_view(layer.dir),
                                                     ": ", r.error().message)});
     if (layer.dir.empty()) continue;  // a layer that only removes
-    const std::string folder = resolved_folder(layer.dir, error);
-    if (folder.empty()) return fail(std::move(error));
+    auto resolved_layer = resolved_folder(layer.dir);
+    if (!resolved_layer) return fail(resolved_layer.error());
+    const std::string& folder = *resolved_layer;
     auto layer_manifest = load_manifest(folder, layer.dir, false);
     if (!layer_manifest) return fail(layer_manifest.error());
     if (*layer_manifest) {

@@ -149,15 +149,13 @@ std::string write_timeline(const Timeline& timeline) {
       w.begin_object();
       if (e.source == KernelEvent::Source::kernel_log) {
         w.field("kernel_log", e.payload);
-      } else if (auto parsed = parse_uevent(e.payload); parsed && format_uevent(*parsed) == e.payload) {
-        // Readable where it round-trips; the raw message otherwise.
+      } else if (auto parsed = parse_uevent(e.payload); parsed && format_uevent(*parsed) == e.payload &&
+                                                          parsed->get("ACTION") == parsed->action &&
+                                                          parsed->get("DEVPATH") == parsed->devpath) {
+        // Readable where the object reads back as the same message; the raw
+        // message otherwise (a malformed one, or one without ACTION/DEVPATH).
         w.key("uevent").begin_object();
         for (const auto& [k, v] : parsed->variables) w.field(k, v);
-        if (parsed->get("ACTION").empty() || parsed->get("DEVPATH").empty()) {
-          w.end_object();
-          w.end_object();
-          continue;
-        }
         w.end_object();
       } else {
         w.field("uevent", e.payload);
@@ -286,6 +284,19 @@ Result<std::unique_ptr<TimelineSystem>> TimelineSystem::open(std::string_view di
     state->states.push_back(std::shared_ptr<const FixtureSystem>(std::move(*opened)));
   }
   return std::unique_ptr<TimelineSystem>(new TimelineSystem(std::move(state)));
+}
+
+Result<std::unique_ptr<System>> open_fixture_folder(std::string_view dir, FixtureOptions options) {
+  std::string base(dir);
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (::access((base + "/timeline.json").c_str(), F_OK) == 0) {
+    auto timeline = TimelineSystem::open(base, options);
+    if (!timeline) return fail(timeline.error());
+    return std::unique_ptr<System>(std::move(*timeline));
+  }
+  auto fixture = FixtureSystem::open(base, options);
+  if (!fixture) return fail(fixture.error());
+  return std::unique_ptr<System>(std::move(*fixture));
 }
 
 const Timeline& TimelineSystem::timeline() const noexcept { return state_->timeline; }

@@ -100,7 +100,8 @@ AcceleratorRegistry redetect_backends(const AcceleratorRegistry& previous, const
   std::vector<std::string> gone;
   for (const auto& d : kept.devices)
     if (redetected(d.backend)) gone.push_back(d.id);
-  const auto is_gone = [&](const std::string& id) { return std::find(gone.begin(), gone.end(), id) != gone.end(); };
+  std::sort(gone.begin(), gone.end());
+  const auto is_gone = [&](const std::string& id) { return std::binary_search(gone.begin(), gone.end(), id); };
   std::erase_if(kept.devices, [&](const DeviceProfile& d) { return redetected(d.backend); });
   std::erase_if(kept.links, [&](const DeviceLink& l) { return is_gone(l.a) || is_gone(l.b); });
   std::erase_if(kept.interconnects, [&](const Interconnect& i) {

@@ -117,20 +117,23 @@ EventConcern concerned_backends(const Uevent& e, const AcceleratorRegistry& curr
       address && (subsystem == "pci" || subsystem == "drm" || subsystem == "accel" || subsystem == "vfio" ||
                   subsystem == "misc" || subsystem == "kfd" || subsystem.starts_with("nvidia"))) {
     const std::string bus_id = address->to_string();
+    const DeviceProfile* known = nullptr;
+    for (const auto& d : current.devices())
+      if (d.pci_bus_id == bus_id) known = &d;
+    // The class decides only for a device the registry does not know and
+    // that is not being handed to VFIO.
+    const bool class_matters = !known && !e.get("DRIVER").starts_with("vfio");
     std::optional<std::uint32_t> vendor;
     std::optional<std::uint32_t> class_code;
     if (const auto id = e.get("PCI_ID"); !id.empty()) vendor = hex_field(id.substr(0, id.find(':')));
     if (const auto cls = e.get("PCI_CLASS"); !cls.empty()) class_code = hex_field(cls);
-    if (!vendor || !class_code) {  // still in sysfs unless it was removed
+    if (!vendor || (class_matters && !class_code)) {  // still in sysfs unless it was removed
       const PciFunction f = read_pci_function(system, *address);
       if (!vendor && f.vendor_id) vendor = *f.vendor_id;
       if (!class_code && f.class_code) class_code = *f.class_code;
     }
-    const DeviceProfile* known = nullptr;
-    for (const auto& d : current.devices())
-      if (d.pci_bus_id == bus_id) known = &d;
     if (known) concern.backends.set(static_cast<std::size_t>(known->backend));
-    if (vendor && (known || !class_code || accelerator_class(*class_code) || e.get("DRIVER").starts_with("vfio")))
+    if (vendor && (!class_matters || !class_code || accelerator_class(*class_code)))
       concern.backends |= backends_of_vendor(*vendor);
     if (concern.backends.any())
       concern.reason = vendor ? text::cat(subsystem, " ", bus_id, " vendor ", hex4(*vendor))

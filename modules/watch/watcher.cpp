@@ -241,8 +241,8 @@ struct Watcher::State {
           ++status.dropped_events;
         }
       }
-      for (CachedRegistry* cache : caches) cache->invalidate();
     }
+    invalidate_caches();
     changed.notify_all();
     if (!change.events.empty() && options.on_change) {
       try {

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,13 +19,10 @@ namespace py = pybind11;
 namespace hwaccel::python {
 namespace {
 
-// The machine a watcher reads: a fixture's timeline where it has one.
+// The machine a watcher reads: a fixture replays its timeline where it has one.
 std::unique_ptr<System> watched_system(const std::optional<std::string>& fixture) {
   if (!fixture) return make_live_system();
-  std::error_code error;
-  if (std::filesystem::exists(std::filesystem::path(*fixture) / "timeline.json", error))
-    return value_or_raise(TimelineSystem::open(*fixture), text::cat("fixture '", *fixture, "'"));
-  return open_fixture(*fixture);
+  return value_or_raise(open_fixture_folder(*fixture), text::cat("fixture '", *fixture, "'"));
 }
 
 struct PyWatcher {

@@ -337,6 +337,15 @@ TEST(Timeline, ParsesAndWritesCanonically) {
   ASSERT_TRUE(again);
   EXPECT_EQ(write_timeline(*again), write_timeline(*t));
   EXPECT_EQ(again->steps[0].events, t->steps[0].events);
+
+  // A message whose variables do not repeat its header is kept raw, so that
+  // it reads back as the same message.
+  Timeline raw;
+  raw.steps.push_back(TimelineStep{});
+  raw.steps[0].events.push_back(KernelEvent{KernelEvent::Source::uevent, std::string("add@/devices/x\0SUBSYSTEM=pci\0", 29)});
+  auto reread = parse_timeline(write_timeline(raw));
+  ASSERT_TRUE(reread) << reread.error().message;
+  EXPECT_EQ(reread->steps[0].events, raw.steps[0].events);
 }
 
 TEST(Timeline, RefusesStatesOutsideTheFixtureAndMalformedSteps) {

@@ -11,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 import hwaccel;
 
 #include "detect_builder.hpp"
@@ -80,15 +78,7 @@ std::unique_ptr<System> machine_system(std::string_view command, const DetectArg
   options.simulate_durations = args.simulate;
   // A fixture with a timeline replays its steps to `hwaccel watch`, and
   // reads as its first state to everything else.
-  if (::access((args.fixture + "/timeline.json").c_str(), F_OK) == 0) {
-    auto timeline = TimelineSystem::open(args.fixture, options);
-    if (!timeline) {
-      std::cerr << "hwaccel " << command << ": cannot replay fixture: " << timeline.error().message << "\n";
-      return nullptr;
-    }
-    return std::move(*timeline);
-  }
-  auto fixture = FixtureSystem::open(args.fixture, options);
+  auto fixture = open_fixture_folder(args.fixture, options);
   if (!fixture) {
     std::cerr << "hwaccel " << command << ": cannot replay fixture: " << fixture.error().message << "\n";
     return nullptr;
