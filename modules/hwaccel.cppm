@@ -9,3 +9,4 @@ export import hwaccel.doctor;
 export import hwaccel.telemetry;
 export import hwaccel.fleet;
 export import hwaccel.watch;
+export import hwaccel.place;

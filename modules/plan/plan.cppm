@@ -10,6 +10,7 @@ export import hwaccel.registry;
 export import :model;
 export import :catalogue;
 export import :memory;
+export import :cluster;
 export import :planner;
 export import :cloud;
 

@@ -19,6 +19,11 @@ void write_optional(json::Writer& w, std::string_view key, const std::optional<d
 
 std::string to_json(const Plan& p, bool pretty) {
   json::Writer w(pretty, 1024 + p.shards.size() * 400);
+  write_json(w, p);
+  return std::move(w).take();
+}
+
+void write_json(json::Writer& w, const Plan& p) {
   w.begin_object();
   w.key("model").begin_object();
   w.field("name", p.model_name);
@@ -55,10 +60,30 @@ std::string to_json(const Plan& p, bool pretty) {
   w.field("pp", p.strategy.pipeline_parallel);
   w.field("dp", p.strategy.data_parallel);
   w.field("cpu_offload_layers", p.strategy.cpu_offload_layers);
+  w.field("ep", p.strategy.expert_parallel);
+  w.field("nodes", p.strategy.nodes);
   w.end_object();
+  if (!p.nodes.empty()) {
+    w.key("nodes").begin_array();
+    for (const auto& n : p.nodes) w.value(n);
+    w.end_array();
+    w.key("fabric");
+    if (p.fabric) {
+      w.begin_object();
+      w.field("kind", p.fabric->kind);
+      w.field("port_gbps", p.fabric->port_gbps);
+      w.field("ports_per_node", p.fabric->ports_per_node);
+      w.field("latency_us", p.fabric->latency_us);
+      w.field("source", p.fabric->source);
+      w.end_object();
+    } else {
+      w.null();
+    }
+  }
   w.key("shards").begin_array();
   for (const auto& s : p.shards) {
     w.begin_object();
+    if (!s.node.empty()) w.field("node", s.node);
     w.field("device", s.device);
     w.field("name", s.device_name);
     w.field("spec_id", s.spec_id);
@@ -100,6 +125,16 @@ std::string to_json(const Plan& p, bool pretty) {
   if (!p.launch.visible_devices.empty()) w.field("visible_devices", p.launch.visible_devices);
   if (!p.launch.vllm.empty()) w.field("vllm", p.launch.vllm);
   if (!p.launch.llama_cpp.empty()) w.field("llama_cpp", p.launch.llama_cpp);
+  if (!p.launch.sglang.empty()) w.field("sglang", p.launch.sglang);
+  if (!p.launch.trtllm.empty()) w.field("trtllm", p.launch.trtllm);
+  if (!p.launch.torchrun.empty()) w.field("torchrun", p.launch.torchrun);
+  if (!p.launch.ray.empty()) {
+    w.key("ray").begin_array();
+    for (const auto& line : p.launch.ray) w.value(line);
+    w.end_array();
+  }
+  if (!p.launch.slurm.empty()) w.field("slurm", p.launch.slurm);
+  if (!p.launch.kubernetes.empty()) w.field("kubernetes", p.launch.kubernetes);
   w.end_object();
   w.key("load_time");
   if (p.load_time) {
@@ -118,7 +153,6 @@ std::string to_json(const Plan& p, bool pretty) {
   for (const auto& a : p.assumptions) w.value(a);
   w.end_array();
   w.end_object();
-  return std::move(w).take();
 }
 
 }  // namespace hwaccel

@@ -57,6 +57,8 @@ std::string ParallelStrategy::name() const {
   part("tensor parallel", tensor_parallel);
   part("data parallel", data_parallel);
   if (s.empty()) s = "none";
+  if (expert_parallel > 1) s += text::cat(" with expert parallel (", expert_parallel, ")");
+  if (nodes > 1) s += text::cat(", ", nodes, " nodes per replica");
   if (cpu_offload_layers > 0) s += text::cat(" + CPU offload of ", cpu_offload_layers, " layers");
   return s;
 }
@@ -66,14 +68,15 @@ namespace {
 // The levels a suggestion tries, best first, for the registry's accelerators:
 // serving-engine formats for datacenter accelerators, llama.cpp GGUF for
 // CPUs, Apple and Vulkan GPUs, fp16/int8/int4 for NPUs.
-std::vector<QuantizationLevel> ladder(const AcceleratorRegistry& registry, std::optional<QuantizationFamily> family) {
+std::vector<QuantizationLevel> ladder(const Machines& machines, std::optional<QuantizationFamily> family) {
   using Q = QuantizationLevel;
   const std::vector<Q> datacenter = {Q::bf16, Q::fp16, Q::fp8_e4m3, Q::int8, Q::int4};
   const std::vector<Q> gguf = {Q::bf16, Q::fp16, Q::q8_0, Q::q6_k, Q::q5_k_m, Q::q4_k_m, Q::q3_k_m, Q::q2_k};
   const std::vector<Q> npu = {Q::fp16, Q::int8, Q::int4};
   if (family) return *family == QuantizationFamily::gguf ? gguf : datacenter;
   std::size_t datacenter_votes = 0, gguf_votes = 0, npu_votes = 0;
-  for (const auto& d : registry.devices()) {
+  for (const auto* registry : machines.registries)
+  for (const auto& d : registry->devices()) {
     if (!d.available || !d.visible || d.family == Family::cpu) continue;
     if (d.backend == Backend::apple && d.family == Family::gpu) ++gguf_votes;
     else if (d.backend == Backend::vulkan) ++gguf_votes;
@@ -85,13 +88,25 @@ std::vector<QuantizationLevel> ladder(const AcceleratorRegistry& registry, std::
   return gguf_votes > datacenter_votes ? gguf : datacenter;
 }
 
-Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescription& model, const InferenceSettings& s,
+// Devices one MoE layer's experts spread over: the tensor-parallel group,
+// when expert parallelism was asked for and the experts divide evenly.
+std::uint32_t expert_parallel_degree(const ModelArchitecture& a, const InferenceSettings& s, std::uint32_t t) {
+  if (!s.expert_parallel || !a.moe.is_moe() || t < 2 || a.moe.experts % t != 0) return 1;
+  return t;
+}
+
+Result<Plan> build_plan(const Machines& machines, const ModelDescription& model, const InferenceSettings& s,
                         QuantizationLevel level, bool suggested) {
   const QuantizationLevel kv_type = s.kv_cache_type.value_or(default_kv_cache_type(level));
   auto cost = cost_model(model, level, kv_type, s.context, s.batch);
   if (!cost) return fail(cost.error());
+  cost->expert_parallel = s.expert_parallel;
   const CostModel& c = *cost;
-  Fleet f = gather(registry, level, s.reserve_fraction);
+  Fleet f = gather(machines, level, s.reserve_fraction);
+  if (f.accelerators.empty() && f.several_nodes())
+    return fail(ErrorKind::unsupported,
+                text::cat("no accelerator on any of the ", f.node_names.size(), " nodes can run ", to_string(level),
+                          f.skipped.by_reason.empty() ? std::string() : std::string(" (see the devices' reasons with --json)")));
   if (f.accelerators.empty() && !f.host)
     return fail(ErrorKind::unsupported,
                 text::cat("no available device can run ", to_string(level),
@@ -126,6 +141,27 @@ Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescript
   plan.strategy.pipeline_parallel = std::max<std::uint32_t>(accelerator_stages, 1);
   plan.strategy.data_parallel = static_cast<std::uint32_t>(l.replica_total());
   plan.strategy.cpu_offload_layers = offloaded;
+  plan.strategy.expert_parallel = expert_parallel_degree(model.architecture, s, l.tp);
+  if (f.several_nodes()) {
+    // The nodes replica 0 spans, then every node any replica uses, in order.
+    std::vector<bool> seen(f.node_names.size(), false);
+    std::vector<std::uint32_t> order;
+    const auto note = [&](std::uint32_t node) {
+      if (!seen[node]) {
+        seen[node] = true;
+        order.push_back(node);
+      }
+    };
+    for (const auto& st : first.stages)
+      if (st.group)
+        for (auto m : st.group->members) note(f.accelerators[m].node);
+    plan.strategy.nodes = std::max<std::uint32_t>(static_cast<std::uint32_t>(order.size()), 1);
+    for (std::size_t ri = 1; ri < l.replica_total(); ++ri)
+      for (std::size_t si = 0; si < l.shape(ri).stages.size(); ++si)
+        if (const Group* g = l.stage(ri, si).group) note(f.accelerators[g->members.front()].node);
+    for (auto n : order) plan.nodes.emplace_back(f.node_names[n]);
+    plan.fabric = f.fabric;
+  }
 
   emit_shards(f, c, l, plan);
   // Replica 0's memory, summed over its devices.
@@ -227,6 +263,28 @@ Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescript
       as.push_back("no NVLink/xGMI/ICI links between the devices in the registry: they are treated as PCIe-only "
                    "(pipeline stages, no tensor parallelism)");
   }
+  if (f.several_nodes()) {
+    as.push_back(text::cat("nodes: ", f.node_names.size(), " given, ", plan.nodes.size(), " used; ",
+                           plan.strategy.nodes, " per replica; tensor parallelism stays inside one node's "
+                           "high-bandwidth domain, pipeline stages fill a node before the next"));
+    if (f.fabric)
+      as.push_back(text::cat("inter-node fabric: ", f.fabric->describe(), " (", f.fabric->source, "); a pipeline hop "
+                             "between nodes costs ", f.fabric->latency_us, " us plus the activations over one port"));
+    else
+      as.push_back("inter-node fabric unknown (no active RDMA port in the nodes' registries; give --fabric): hops "
+                   "between nodes are counted like hops inside a node");
+  }
+  if (s.expert_parallel && !model.architecture.moe.is_moe())
+    as.push_back("expert parallelism asked for, but the model has no experts: not used");
+  else if (s.expert_parallel && plan.strategy.expert_parallel == 1)
+    as.push_back(text::cat("expert parallelism not used: the ", model.architecture.moe.experts,
+                           " experts do not divide evenly over a tensor-parallel group of ", l.tp));
+  else if (plan.strategy.expert_parallel > 1)
+    as.push_back(text::cat("expert parallel (", plan.strategy.expert_parallel, "): each device of a tensor-parallel "
+                           "group holds ", model.architecture.moe.experts / plan.strategy.expert_parallel,
+                           " whole experts; per MoE layer, two all-to-alls (dispatch, combine) of ",
+                           model.architecture.moe.experts_per_token,
+                           " x hidden activations per token replace the FFN's all-reduce"));
   if (model.architecture.moe.is_moe())
     as.push_back(text::cat("decode reads the experts a batch of ", s.batch, " token(s) is expected to touch: ",
                            model.architecture.moe.experts, " x (1 - (1 - ", model.architecture.moe.experts_per_token,
@@ -280,16 +338,20 @@ Result<Plan> build_plan(const AcceleratorRegistry& registry, const ModelDescript
 
 }  // namespace
 
-Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, const ModelDescription& model,
-                                               const InferenceSettings& settings) {
+namespace {
+
+Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDescription& model,
+                                        const InferenceSettings& settings) {
   if (auto v = settings.validate(model); !v) return fail(v.error());
-  const bool accelerators = registry.has_accelerator();
+  bool accelerators = false;
+  for (const auto* registry : machines.registries) accelerators |= registry->has_accelerator();
   std::optional<QuantizationLevel> with_offload;
-  for (const auto level : ladder(registry, settings.quantization_family)) {
+  for (const auto level : ladder(machines, settings.quantization_family)) {
     const QuantizationLevel kv_type = settings.kv_cache_type.value_or(default_kv_cache_type(level));
     auto cost = cost_model(model, level, kv_type, settings.context, settings.batch);
     if (!cost) return fail(cost.error());
-    const Fleet f = gather(registry, level, settings.reserve_fraction);
+    cost->expert_parallel = settings.expert_parallel;
+    const Fleet f = gather(machines, level, settings.reserve_fraction);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;
     const Layout l = place(f, *cost, settings);
@@ -302,15 +364,18 @@ Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& regist
   if (with_offload) return *with_offload;
   return fail(ErrorKind::unsupported,
               text::cat("no quantization level fits ", model.name, " (", model.parameters, " parameters) with ",
-                        settings.context, " tokens x ", settings.batch, " sequence(s) on these devices"));
+                        settings.context, " tokens x ", settings.batch, " sequence(s) on these ",
+                        machines.several() ? text::cat(machines.registries.size(), " nodes") : std::string("devices")));
 }
 
-namespace {
-
-// The model's load time from the registry's storage, when it knows any.
-void attach_load_time(const AcceleratorRegistry& registry, const ModelDescription& model, Plan& plan) {
+// The model's load time from the registry's storage, when it knows any. On
+// several nodes each node reads the layers of its own stages, at the same
+// time: the estimate is one node's share, from the first node's storage.
+void attach_load_time(const Machines& machines, const ModelDescription& model, Plan& plan) {
+  const AcceleratorRegistry& registry = *machines.registries.front();
   if (registry.system().storage.empty()) return;
-  const std::uint64_t bytes = model.stored ? model.stored->total_bytes() : plan.memory.weights_bytes;
+  std::uint64_t bytes = model.stored ? model.stored->total_bytes() : plan.memory.weights_bytes;
+  if (plan.strategy.nodes > 1) bytes = div_up(bytes, plan.strategy.nodes);
   if (bytes == 0) return;
   std::string path;
   const bool from_files = model.source == ModelSource::gguf || model.source == ModelSource::safetensors ||
@@ -325,22 +390,25 @@ void attach_load_time(const AcceleratorRegistry& registry, const ModelDescriptio
     plan.assumptions.push_back(text::cat("load time unknown: ", estimate.error().message));
     return;
   }
-  plan.assumptions.push_back(text::cat("load time: ", estimate->assumption));
+  plan.assumptions.push_back(text::cat("load time: ", estimate->assumption,
+                                       plan.strategy.nodes > 1 ? text::cat(" (each of ", plan.strategy.nodes,
+                                                                           " nodes reads its own stages)")
+                                                               : std::string()));
   plan.load_time = std::move(*estimate);
   plan.load_bytes = bytes;
 }
 
-Result<Plan> plan_without_load_time(const AcceleratorRegistry& registry, const ModelDescription& model,
+Result<Plan> plan_without_load_time(const Machines& machines, const ModelDescription& model,
                                     const InferenceSettings& settings) {
-  if (settings.quantization) return build_plan(registry, model, settings, *settings.quantization, false);
+  if (settings.quantization) return build_plan(machines, model, settings, *settings.quantization, false);
   if (model.source == ModelSource::gguf && model.stored && model.stored->level)
-    return build_plan(registry, model, settings, *model.stored->level, false);
-  auto level = suggest_quantization(registry, model, settings);
-  if (level) return build_plan(registry, model, settings, *level, true);
+    return build_plan(machines, model, settings, *model.stored->level, false);
+  auto level = suggest_level(machines, model, settings);
+  if (level) return build_plan(machines, model, settings, *level, true);
   // Nothing fits: plan the smallest level of the ladder so the shortfall shows.
-  const auto levels = ladder(registry, settings.quantization_family);
+  const auto levels = ladder(machines, settings.quantization_family);
   for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
-    auto plan = build_plan(registry, model, settings, *it, true);
+    auto plan = build_plan(machines, model, settings, *it, true);
     if (plan) {
       plan->assumptions.push_back(level.error().message);
       return plan;
@@ -349,14 +417,47 @@ Result<Plan> plan_without_load_time(const AcceleratorRegistry& registry, const M
   return fail(level.error());
 }
 
+Result<Plan> plan_on(const Machines& machines, const ModelDescription& model, const InferenceSettings& settings) {
+  if (auto v = settings.validate(model); !v) return fail(v.error());
+  if (machines.several() && std::none_of(machines.registries.begin(), machines.registries.end(),
+                                         [](const AcceleratorRegistry* r) { return r->has_accelerator(); }))
+    return fail(ErrorKind::unsupported, text::cat("no accelerator on any of the ", machines.registries.size(),
+                                                  " nodes: host memory is not planned across nodes"));
+  auto plan = plan_without_load_time(machines, model, settings);
+  if (plan) attach_load_time(machines, model, *plan);
+  return plan;
+}
+
+Result<void> check_cluster(const Cluster& cluster) {
+  if (cluster.nodes.empty()) return fail(ErrorKind::invalid_input, "the cluster has no nodes");
+  if (cluster.nodes.size() > max_cluster_nodes)
+    return fail(ErrorKind::invalid_input, text::cat("more than ", max_cluster_nodes, " nodes"));
+  if (cluster.fabric && !(cluster.fabric->port_gbps > 0))
+    return fail(ErrorKind::invalid_input, text::cat("the fabric '", cluster.fabric->source, "' has no bandwidth"));
+  return {};
+}
+
 }  // namespace
+
+Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, const ModelDescription& model,
+                                               const InferenceSettings& settings) {
+  return suggest_level(machines_of(registry), model, settings);
+}
+
+Result<QuantizationLevel> suggest_quantization(const Cluster& cluster, const ModelDescription& model,
+                                               const InferenceSettings& settings) {
+  if (auto ok = check_cluster(cluster); !ok) return fail(ok.error());
+  return suggest_level(machines_of(cluster), model, settings);
+}
 
 Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDescription& model,
                             const InferenceSettings& settings) {
-  if (auto v = settings.validate(model); !v) return fail(v.error());
-  auto plan = plan_without_load_time(registry, model, settings);
-  if (plan) attach_load_time(registry, model, *plan);
-  return plan;
+  return plan_on(machines_of(registry), model, settings);
+}
+
+Result<Plan> plan_inference(const Cluster& cluster, const ModelDescription& model, const InferenceSettings& settings) {
+  if (auto ok = check_cluster(cluster); !ok) return fail(ok.error());
+  return plan_on(machines_of(cluster), model, settings);
 }
 
 Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, std::uint64_t parameters) {

@@ -17,6 +17,7 @@ import hwaccel.hardware;
 import hwaccel.registry;
 import :model;
 import :memory;
+import :cluster;
 
 export namespace hwaccel {
 
@@ -44,6 +45,10 @@ struct InferenceSettings {
   double reserve_fraction = 0.10;  ///< share of each device's memory left unused (vLLM: 1 - gpu_memory_utilization)
   PlanObjective objective = PlanObjective::throughput;
   bool allow_cpu_offload = true;   ///< put layers in host memory when the accelerators cannot hold them
+  /// MoE models: each tensor-parallel group holds whole experts (expert
+  /// parallelism, vLLM's --enable-expert-parallel) rather than a slice of
+  /// every expert; tokens reach their experts by two all-to-alls per MoE layer.
+  bool expert_parallel = false;
 
   /// Limits: context 1..16,777,216 (and at most the model's own maximum
   /// when its architecture is its own), batch 1..65,536, reserve in [0, 0.95].
@@ -56,15 +61,21 @@ struct ParallelStrategy {
   std::uint32_t pipeline_parallel = 1;
   std::uint32_t data_parallel = 1;
   std::uint32_t cpu_offload_layers = 0;  ///< layers held in host memory (llama.cpp -ngl leaves them on the CPU)
+  /// Devices one MoE layer's experts are spread over (the tensor-parallel
+  /// group, when InferenceSettings::expert_parallel applies); 1 otherwise.
+  std::uint32_t expert_parallel = 1;
+  std::uint32_t nodes = 1;  ///< nodes one replica spans
 
   /// "none", "tensor parallel (8)", "pipeline parallel (2) x tensor parallel (4) x data parallel (16)",
-  /// "pipeline parallel (3) + CPU offload of 20 layers".
+  /// "pipeline parallel (3) + CPU offload of 20 layers", "pipeline parallel (2) x tensor parallel (8), 2 nodes
+  /// per replica", "tensor parallel (8) with expert parallel (8)".
   std::string name() const;
   friend bool operator==(const ParallelStrategy&, const ParallelStrategy&) = default;
 };
 
 /// What one device holds.
 struct Shard {
+  std::string node;         ///< the node's name in a plan over several nodes; empty on one machine
   std::string device;       ///< registry id, "cuda:3"
   std::string device_name;
   std::optional<std::string> spec_id;
@@ -104,11 +115,22 @@ struct ThroughputEstimate {
   friend bool operator==(const ThroughputEstimate&, const ThroughputEstimate&) = default;
 };
 
-/// How to start the plan with common runtimes; empty where one does not apply.
+/// How to start the plan with common runtimes; empty where one does not
+/// apply. The flags follow the releases docs/planning.md names. Commands for
+/// several nodes name the first node of a replica `$HEAD_ADDR` unless the
+/// plan's nodes are real hosts, and `$NODE_RANK` where each node differs.
 struct LaunchHints {
   std::string visible_devices;  ///< "CUDA_VISIBLE_DEVICES=0,1,2,3"
-  std::string vllm;             ///< a `vllm serve` command line
+  std::string vllm;             ///< a `vllm serve` command line (several nodes: run on the head, over Ray)
   std::string llama_cpp;        ///< a `llama-server` command line
+  std::string sglang;           ///< `python3 -m sglang.launch_server`, for every node (with --node-rank)
+  std::string trtllm;           ///< `trtllm-serve` (several nodes: under mpirun with trtllm-llmapi-launch)
+  std::string torchrun;         ///< `torchrun` for a script of one's own, for every node (with --node-rank)
+  /// Several nodes with vLLM: the Ray cluster, `ray start --head` on the head
+  /// node, then `ray start --address` on each other node.
+  std::vector<std::string> ray;
+  std::string slurm;       ///< several nodes: an sbatch script that starts the Ray cluster and vLLM
+  std::string kubernetes;  ///< several nodes: a LeaderWorkerSet manifest (YAML) running vLLM over Ray
 
   friend bool operator==(const LaunchHints&, const LaunchHints&) = default;
 };
@@ -145,6 +167,11 @@ struct Plan {
   /// knows no storage or its bandwidth is unknown (an assumption says why).
   std::optional<LoadTimeEstimate> load_time;
   std::uint64_t load_bytes = 0;  ///< bytes the estimate reads; 0 without one
+  /// Several nodes: the nodes the plan uses, in order (replica 0's first);
+  /// empty for a plan on one machine.
+  std::vector<std::string> nodes;
+  /// Several nodes: the fabric between them, when known.
+  std::optional<Fabric> fabric;
 
   friend bool operator==(const Plan&, const Plan&) = default;
 };
@@ -161,10 +188,24 @@ struct Plan {
 Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDescription& model,
                             const InferenceSettings& settings = {});
 
+/// Plans `model` over the nodes of a cluster (several nodes are planned as
+/// one pool of devices): tensor parallelism stays inside one node's
+/// high-bandwidth domain (or a domain the cluster shares across hosts),
+/// pipeline stages go to further domains of the same node first, then to the
+/// next nodes, and data-parallel replicas take what is left. A pipeline hop
+/// between nodes costs the fabric's latency plus the activations over one
+/// port. Host memory is never used for offload across nodes. A cluster of
+/// one node gives the same plan as its registry.
+Result<Plan> plan_inference(const Cluster& cluster, const ModelDescription& model,
+                            const InferenceSettings& settings = {});
+
 /// The highest-quality level that fits the registry's devices (all of them
 /// together, as plan_inference would place it) and that every device used
 /// runs natively or weight-only. An unsupported error when none fits.
 Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, const ModelDescription& model,
+                                               const InferenceSettings& settings = {});
+/// The highest-quality level that fits the cluster (see plan_inference).
+Result<QuantizationLevel> suggest_quantization(const Cluster& cluster, const ModelDescription& model,
                                                const InferenceSettings& settings = {});
 /// The seed's entry point: a model known by its parameter count, 4096 tokens, batch 1.
 Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, std::uint64_t parameters);
@@ -180,12 +221,19 @@ Result<Plan> plan_sharding(const AcceleratorRegistry& registry, std::uint64_t pa
 /// `hwaccel specs`.
 Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices);
 
+/// The device ids of each high-bandwidth domain the planner sees on a node,
+/// in registry order: an NVLink/NVSwitch, xGMI, ICI or NeuronLink island, or
+/// an available accelerator alone. CPUs are not listed.
+std::vector<std::vector<std::string>> high_bandwidth_domains(const AcceleratorRegistry& registry);
+
 /// Canonical JSON of a plan: model, quantization, kv_cache, memory
 /// (weights_bytes, kv_cache_bytes, activation_bytes, overhead_bytes,
 /// total_bytes), strategy (tp, pp, dp), shards (device, layers, bytes),
 /// throughput (decode_tokens_per_s, prefill_tokens_per_s, bottleneck), fits,
 /// launch, assumptions.
 std::string to_json(const Plan& plan, bool pretty = false);
+/// The same, as a value inside a document being written.
+void write_json(json::Writer& out, const Plan& plan);
 
 }  // namespace hwaccel
 
@@ -224,6 +272,7 @@ struct Device {
   bool bandwidth_reported = false;
   std::optional<double> peak_tflops;
   std::uint32_t domain = 0;
+  std::uint32_t node = 0;  // index into Fleet::node_names
 };
 
 struct Domain {
@@ -245,6 +294,20 @@ struct SkipLog {
   }
 };
 
+// What a plan is made over: one registry, or the nodes of a cluster.
+struct Machines {
+  std::vector<const AcceleratorRegistry*> registries;
+  std::vector<std::string_view> names;         // empty names: one machine
+  std::optional<Fabric> fabric;
+  const std::vector<SharedDomain>* shared = nullptr;
+  bool named_hosts = false;
+
+  bool several() const noexcept { return registries.size() > 1; }
+};
+
+Machines machines_of(const AcceleratorRegistry& registry);
+Machines machines_of(const Cluster& cluster);
+
 struct Fleet {
   std::vector<Device> accelerators;
   std::vector<std::uint32_t> indices;  // 0..accelerators-1, for single-device groups
@@ -252,6 +315,16 @@ struct Fleet {
   std::optional<Device> host;  // the CPU, for offload or CPU-only plans
   bool unified_memory = false;
   SkipLog skipped;
+  std::vector<std::string_view> node_names;  // several nodes: one per node; empty on one machine
+  std::optional<Fabric> fabric;
+  bool named_hosts = false;
+
+  bool several_nodes() const noexcept { return node_names.size() > 1; }
+  // Seconds to move `bytes` from a device of node a to one of node b: 0 on one node.
+  double hop_s(std::uint32_t a, std::uint32_t b, double bytes) const {
+    if (a == b || !fabric) return 0.0;
+    return fabric->latency_us * 1e-6 + bytes / (fabric->port_gb_per_s() * 1e9);
+  }
 };
 
 struct CostModel {
@@ -266,6 +339,8 @@ struct CostModel {
   std::vector<std::uint64_t> active_weight_prefix;  // prefix sums of the bytes a decode step reads
   std::vector<double> active_param_prefix;          // prefix sums of parameters a token passes through
   double head_params = 0;
+  std::vector<std::uint32_t> moe_layer_prefix;  // prefix counts of MoE layers
+  bool expert_parallel = false;                 // InferenceSettings::expert_parallel
 
   std::uint64_t layers() const { return layout.layer_bytes.size(); }
   std::uint64_t layer_weights(std::uint64_t first, std::uint64_t count) const {
@@ -366,12 +441,19 @@ struct PrefillTime {
 };
 
 Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve);
+Fleet gather(const Machines& machines, QuantizationLevel level, double reserve);
+std::uint32_t node_of(const Fleet& f, const Stage& st);
 Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch);
 StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head);
 Backend backend_of(const Fleet& f, const Group& g);
 StageSpeed speed_of(const Fleet& f, const Stage& st);
 std::optional<double> link_of(const Fleet& f, const Stage& st);
 DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r);
+// Tensor-parallel (and expert-parallel) communication of one stage for
+// `tokens` tokens in flight; pipeline hops of a replica, inter-node ones
+// over the fabric.
+double tensor_parallel_s(const Fleet& f, const CostModel& c, const Stage& st, std::uint32_t t, double tokens);
+double pipeline_hops_s(const Fleet& f, const CostModel& c, const Replica& r, double tokens);
 Layout place(const Fleet& f, const CostModel& c, const InferenceSettings& s);
 void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan);
 PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r);

@@ -25,12 +25,13 @@ Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel le
                              std::uint64_t context, std::uint64_t batch) {
   auto layout = weight_layout(model, level);
   if (!layout) return fail(layout.error());
-  CostModel c{model, model.architecture, level, kv_type, context, batch, std::move(*layout), {}, {}, {}, 0, {}, {}};
+  CostModel c{model, model.architecture, level, kv_type, context, batch, std::move(*layout), {}, {}, {}, 0, {}, false, {}, {}};
   const auto& a = model.architecture;
   const std::uint64_t n = c.layout.layer_bytes.size();
   c.weight_prefix.assign(n + 1, 0);
   c.active_weight_prefix.assign(n + 1, 0);
   c.active_param_prefix.assign(n + 1, 0);
+  c.moe_layer_prefix.assign(n + 1, 0);
   // Experts a batch touches per layer: each of E experts is missed by all B
   // tokens with probability (1 - k/E)^B.
   double expert_share = 1.0;
@@ -67,6 +68,7 @@ Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel le
       p = *cached * params_scale;
     }
     c.active_param_prefix[l + 1] = c.active_param_prefix[l] + p;
+    c.moe_layer_prefix[l + 1] = c.moe_layer_prefix[l] + (l < a.layers && a.is_moe_layer(static_cast<std::uint32_t>(l)) ? 1 : 0);
   }
   c.head_params = static_cast<double>(a.vocab_size) * static_cast<double>(a.hidden_size) * params_scale;
   return c;

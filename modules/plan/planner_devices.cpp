@@ -251,4 +251,120 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
   return f;
 }
 
+Machines machines_of(const AcceleratorRegistry& registry) {
+  Machines m;
+  m.registries.push_back(&registry);
+  return m;
+}
+
+Machines machines_of(const Cluster& cluster) {
+  Machines m;
+  m.registries.reserve(cluster.nodes.size());
+  for (const auto& node : cluster.nodes) {
+    m.registries.push_back(&node.registry);
+    m.names.push_back(node.name);
+  }
+  if (cluster.nodes.size() > 1) m.fabric = cluster.effective_fabric();
+  m.shared = &cluster.shared_domains;
+  m.named_hosts = cluster.named_hosts;
+  return m;
+}
+
+std::uint32_t node_of(const Fleet& f, const Stage& st) {
+  return st.group ? f.accelerators[st.group->members.front()].node : 0;
+}
+
+// Several nodes: each node gathered alone, then laid end to end, node by
+// node, so the layout search meets a node's domains together and a
+// pipeline fills one node before the next. No host joins: offload to one
+// node's memory does not serve stages on others.
+Fleet gather(const Machines& machines, QuantizationLevel level, double reserve) {
+  if (!machines.several()) {
+    Fleet f = gather(*machines.registries.front(), level, reserve);
+    if (!machines.names.empty()) f.node_names = machines.names;
+    if (f.node_names.size() == 1) f.node_names.clear();
+    return f;
+  }
+  Fleet f;
+  f.node_names = machines.names;
+  f.fabric = machines.fabric;
+  f.named_hosts = machines.named_hosts;
+  std::vector<std::unordered_map<std::string_view, std::uint32_t>> index_of(machines.registries.size());
+  for (std::uint32_t n = 0; n < machines.registries.size(); ++n) {
+    Fleet one = gather(*machines.registries[n], level, reserve);
+    const auto device_offset = static_cast<std::uint32_t>(f.accelerators.size());
+    const auto domain_offset = static_cast<std::uint32_t>(f.domains.size());
+    for (auto& d : one.accelerators) {
+      d.domain += domain_offset;
+      d.node = n;
+      index_of[n].emplace(d.profile->id, static_cast<std::uint32_t>(f.accelerators.size()));
+      f.accelerators.push_back(d);
+    }
+    for (auto& dom : one.domains) {
+      for (auto& m : dom.members) m += device_offset;
+      f.domains.push_back(std::move(dom));
+    }
+    for (auto& [reason, ids] : one.skipped.by_reason) {
+      auto& out = f.skipped.by_reason[reason];
+      for (auto& id : ids) out.push_back(text::cat(machines.names[n], "/", id));
+    }
+    f.unified_memory |= one.unified_memory;
+  }
+  f.indices.resize(f.accelerators.size());
+  std::iota(f.indices.begin(), f.indices.end(), 0u);
+  if (!machines.shared || machines.shared->empty()) return f;
+  // Domains that span hosts: merge the node domains their members are in.
+  UnionFind uf(f.domains.size());
+  std::vector<std::optional<double>> shared_bw(f.domains.size());
+  for (const auto& shared : *machines.shared) {
+    std::optional<std::uint32_t> first;
+    for (const auto& m : shared.members) {
+      if (m.node >= index_of.size()) continue;
+      const auto it = index_of[m.node].find(m.device);
+      if (it == index_of[m.node].end()) continue;
+      const std::uint32_t dom = f.accelerators[it->second].domain;
+      if (first) uf.join(*first, dom);
+      else first = dom;
+    }
+    if (first && shared.bandwidth_gbps) shared_bw[*first] = shared.bandwidth_gbps;
+  }
+  std::vector<std::uint32_t> new_index(f.domains.size(), UINT32_MAX);
+  std::vector<Domain> merged;
+  for (std::uint32_t d = 0; d < f.domains.size(); ++d) {
+    const std::uint32_t root = uf.find(d);
+    if (new_index[root] == UINT32_MAX) {
+      new_index[root] = static_cast<std::uint32_t>(merged.size());
+      merged.emplace_back();
+    }
+    Domain& into = merged[new_index[root]];
+    into.members.insert(into.members.end(), f.domains[d].members.begin(), f.domains[d].members.end());
+    const std::optional<double> bw = f.domains[d].link_gbps ? f.domains[d].link_gbps : shared_bw[d];
+    if (bw) into.link_gbps = into.link_gbps ? std::min(*into.link_gbps, *bw) : *bw;
+  }
+  for (std::uint32_t d = 0; d < f.domains.size(); ++d) {
+    if (!shared_bw[d]) continue;
+    auto& link = merged[new_index[uf.find(d)]].link_gbps;
+    link = link ? std::min(*link, *shared_bw[d]) : *shared_bw[d];
+  }
+  for (auto& dev : f.accelerators) dev.domain = new_index[uf.find(dev.domain)];
+  f.domains = std::move(merged);
+  return f;
+}
+
 }  // namespace hwaccel::planner_detail
+
+namespace hwaccel {
+
+std::vector<std::vector<std::string>> high_bandwidth_domains(const AcceleratorRegistry& registry) {
+  // Every accelerator that is usable at all is usable at fp16.
+  const planner_detail::Fleet f = planner_detail::gather(registry, QuantizationLevel::fp16, 0.0);
+  std::vector<std::vector<std::string>> out;
+  out.reserve(f.domains.size());
+  for (const auto& dom : f.domains) {
+    auto& ids = out.emplace_back();
+    for (auto m : dom.members) ids.push_back(f.accelerators[m].profile->id);
+  }
+  return out;
+}
+
+}  // namespace hwaccel

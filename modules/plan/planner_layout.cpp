@@ -185,6 +185,33 @@ std::optional<double> link_of(const Fleet& f, const Stage& st) {
   return f.domains[f.accelerators[st.group->members.front()].domain].link_gbps;
 }
 
+double tensor_parallel_s(const Fleet& f, const CostModel& c, const Stage& st, std::uint32_t t, double tokens) {
+  if (t < 2) return 0.0;
+  const auto& a = c.arch;
+  const double message = tokens * static_cast<double>(a.hidden_size) * 2;
+  const auto link = link_of(f, st);
+  const double bandwidth = link ? *link * 1e9 : 0.0;
+  const double allreduce = allreduce_latency_s + (link ? 2.0 * (t - 1) / t * message / bandwidth : 0.0);
+  const double layers = static_cast<double>(st.layer_count);
+  if (!c.expert_parallel || !a.moe.is_moe() || a.moe.experts % t != 0) return 2.0 * layers * allreduce;
+  // Expert parallel: attention's all-reduce on every layer, the FFN's on
+  // dense layers only; each MoE layer sends every token to its k experts
+  // and back, a (t-1)/t share of it to other devices.
+  const double moe = c.moe_layer_prefix[st.first_layer + st.layer_count] - c.moe_layer_prefix[st.first_layer];
+  const double all_to_all = allreduce_latency_s + (link ? static_cast<double>(t - 1) / t * message *
+                                                               static_cast<double>(a.moe.experts_per_token) / bandwidth
+                                                        : 0.0);
+  return (2.0 * layers - moe) * allreduce + 2.0 * moe * all_to_all;
+}
+
+double pipeline_hops_s(const Fleet& f, const CostModel& c, const Replica& r, double tokens) {
+  const double activations = tokens * static_cast<double>(c.arch.hidden_size) * 2;
+  double total = 0;
+  for (std::size_t j = 1; j < r.stages.size(); ++j)
+    total += pipeline_hop_latency_s + f.hop_s(node_of(f, r.stages[j - 1]), node_of(f, r.stages[j]), activations);
+  return total;
+}
+
 DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
   DecodeTime out;
   const auto& a = c.arch;
@@ -208,13 +235,7 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
                          t;
     const double mem_s = bytes / (*sp.bandwidth_gbps * 1e9 * bandwidth_efficiency);
     const double compute_s = sp.peak_tflops ? flops / (*sp.peak_tflops * 1e12 * compute_efficiency) : 0.0;
-    double comm_s = 0;
-    if (t > 1) {
-      const double message = b * static_cast<double>(a.hidden_size) * 2;
-      const auto link = link_of(f, st);
-      const double per = allreduce_latency_s + (link ? 2.0 * (t - 1) / t * message / (*link * 1e9) : 0.0);
-      comm_s = 2.0 * static_cast<double>(st.layer_count) * per;
-    }
+    const double comm_s = tensor_parallel_s(f, c, st, t, b);
     ceiling += bytes / (*sp.bandwidth_gbps * 1e9);
     const double stage = std::max(mem_s, compute_s) + comm_s;
     total += stage;
@@ -223,7 +244,7 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
     else mem += mem_s;
     comm += comm_s;
   }
-  const double hops = static_cast<double>(r.stages.size() - 1) * pipeline_hop_latency_s;
+  const double hops = pipeline_hops_s(f, c, r, b);
   total += hops;
   comm += hops;
   out.step_s = total;

@@ -47,6 +47,7 @@ void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan
       for (std::uint32_t k = 0; k < ranks; ++k) {
         const Device& d = st.group ? f.accelerators[st.group->members[k]] : *f.host;
         Shard& s = plan.shards.emplace_back();  // in place: a 10 000-device plan copies no shard
+        if (f.several_nodes() && st.group) s.node = f.node_names[d.node];
         s.device = d.profile->id;
         s.device_name = d.profile->name;
         if (d.spec) s.spec_id.emplace(d.spec->id);
@@ -87,19 +88,15 @@ PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r) {
     const double compute_s = flops / (*sp.peak_tflops * 1e12 * compute_efficiency);
     const double weights = static_cast<double>(c.layer_weights(st.first_layer, st.layer_count)) / t;
     const double mem_s = weights / (*sp.bandwidth_gbps * 1e9 * bandwidth_efficiency);
-    double comm_s = 0;
-    if (t > 1) {
-      const double message = b * n * static_cast<double>(a.hidden_size) * 2;
-      const auto link = link_of(f, st);
-      const double per = allreduce_latency_s + (link ? 2.0 * (t - 1) / t * message / (*link * 1e9) : 0.0);
-      comm_s = 2.0 * static_cast<double>(st.layer_count) * per;
-    }
+    const double comm_s = tensor_parallel_s(f, c, st, t, b * n);
     total += std::max(compute_s, mem_s) + comm_s;
     if (compute_s >= mem_s) compute += compute_s;
     else mem += mem_s;
     comm += comm_s;
   }
-  total += static_cast<double>(r.stages.size() - 1) * pipeline_hop_latency_s;
+  const double hops = pipeline_hops_s(f, c, r, b * n);
+  total += hops;
+  comm += hops;
   out.seconds = total;
   const double top = std::max({compute, mem, comm});
   out.bottleneck = top == comm && comm > 0 ? "interconnect" : top == compute ? "compute" : "memory_bandwidth";

@@ -49,5 +49,6 @@ Command add_serve_command(CLI::App& app);
 Command add_fleet_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_watch_command(CLI::App& app);
+Command add_place_command(CLI::App& app);
 
 }  // namespace hwaccel::cli

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -31,6 +32,15 @@ struct PlanArgs {
   bool no_offload = false;
   std::string fixture;
   std::string devices;
+  std::uint32_t nodes = 0;
+  std::string fleet;
+  std::string hosts;
+  std::string fabric;
+  bool expert_parallel = false;
+  bool what_is_missing = false;
+  std::string node_kind;
+  std::string busy;
+  std::string launch;
   bool json = false;
   bool human = false;
   bool pretty = false;
@@ -59,6 +69,13 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
   out += fmt::format("{}Workload{}      {} tokens x {} sequence(s), {:.0f}% of memory reserved\n", bold, reset, p.context,
                      p.batch, p.reserve_fraction * 100);
   out += fmt::format("{}Strategy{}      {}\n", bold, reset, p.strategy.name());
+  if (!p.nodes.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < p.nodes.size() && i < 8; ++i) names += (i ? ", " : "") + p.nodes[i];
+    if (p.nodes.size() > 8) names += fmt::format(" and {} more", p.nodes.size() - 8);
+    out += fmt::format("{}Nodes{}         {} used: {}; fabric {}\n", bold, reset, p.nodes.size(), names,
+                       p.fabric ? p.fabric->describe() : std::string("unknown"));
+  }
   out += fmt::format("{}Memory{}        weights {} + KV cache {} + activations {} + overhead {} = {} per replica\n", bold,
                      reset, bytes_text(p.memory.weights_bytes), bytes_text(p.memory.kv_cache_bytes),
                      bytes_text(p.memory.activation_bytes), bytes_text(p.memory.overhead_bytes),
@@ -83,7 +100,8 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
                        p.load_time->bandwidth_source == "table" ? "class default, not measured"
                        : p.load_time->bandwidth_source == "pcie_link" ? "PCIe link ceiling, not measured"
                                                                       : p.load_time->bandwidth_source);
-  out += fmt::format("\n{}{:<12} {:<30} {:>4} {:>5} {:>4} {:>11} {:>10} {:>10} {:>21}{}\n", bold, "DEVICE", "NAME",
+  const bool nodes = !p.nodes.empty();
+  out += fmt::format("\n{}{:<12} {:<30} {:>4} {:>5} {:>4} {:>11} {:>10} {:>10} {:>21}{}\n", bold, nodes ? "NODE/DEVICE" : "DEVICE", "NAME",
                      "REPL", "STAGE", "RANK", "LAYERS", "WEIGHTS", "KV CACHE", "TOTAL / CAPACITY", reset);
   std::size_t shown = 0;
   for (const auto& s : p.shards) {
@@ -94,14 +112,27 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
     const std::string layers =
         s.layer_count ? fmt::format("{}-{}", s.first_layer, s.first_layer + s.layer_count - 1) : std::string("-");
     std::string name = s.device_name.size() > 30 ? s.device_name.substr(0, 27) + "..." : s.device_name;
-    out += fmt::format("{:<12} {:<30} {:>4} {:>5} {:>4} {:>11} {:>10} {:>10} {:>21}\n", s.device, name, s.replica,
+    const std::string device = s.node.empty() ? s.device : s.node + "/" + s.device;
+    out += fmt::format("{:<12} {:<30} {:>4} {:>5} {:>4} {:>11} {:>10} {:>10} {:>21}\n", device, name, s.replica,
                        s.stage, s.tp_rank, layers, bytes_text(s.weights_bytes), bytes_text(s.kv_cache_bytes),
                        bytes_text(s.total_bytes) + " / " + bytes_text(s.capacity_bytes));
   }
-  if (!p.launch.visible_devices.empty() || !p.launch.vllm.empty() || !p.launch.llama_cpp.empty()) {
-    out += fmt::format("\n{}Launch{}\n", bold, reset);
-    for (const auto* line : {&p.launch.visible_devices, &p.launch.vllm, &p.launch.llama_cpp})
-      if (!line->empty()) out += "  " + *line + "\n";
+  const auto& l = p.launch;
+  if (!l.visible_devices.empty() || !l.vllm.empty() || !l.llama_cpp.empty() || !l.sglang.empty()) {
+    out += fmt::format("\n{}Launch{} (one replica; --launch NAME prints one of them alone)\n", bold, reset);
+    if (!l.visible_devices.empty()) out += "  " + l.visible_devices + "\n";
+    if (!l.ray.empty()) {
+      out += "  ray:       " + l.ray.front() + "   # on the head node\n";
+      for (std::size_t i = 1; i < l.ray.size(); ++i) out += "             " + l.ray[i] + "   # on each other node\n";
+    }
+    const std::pair<const char*, const std::string*> lines[] = {
+        {"vllm", &l.vllm}, {"sglang", &l.sglang}, {"trtllm", &l.trtllm}, {"torchrun", &l.torchrun}, {"llama.cpp", &l.llama_cpp}};
+    for (const auto& [label, line] : lines)
+      if (!line->empty()) out += fmt::format("  {:<10} {}\n", std::string(label) + ":", *line);
+    if (!l.sglang.empty() && !p.nodes.empty())
+      out += "  (set NODE_RANK to 0 on the head node, 1.. on the others; HEAD_ADDR to the head node's address)\n";
+    if (!l.slurm.empty()) out += "  slurm:     a batch script (--launch slurm)\n";
+    if (!l.kubernetes.empty()) out += "  kubernetes: a LeaderWorkerSet manifest (--launch kubernetes)\n";
   }
   out += fmt::format("\n{}Assumptions{}\n", bold, reset);
   for (const auto& a : p.assumptions) out += "  - " + a + "\n";
@@ -152,17 +183,144 @@ int run_plan(const PlanArgs& a) {
     return exit_usage;
   }
 
-  int failure = exit_failure;
-  auto registry = planning_registry("plan", a.devices, a.fixture, failure);
-  if (!registry) return failure;
+  settings.expert_parallel = a.expert_parallel;
+  std::optional<Fabric> fabric;
+  if (!a.fabric.empty()) {
+    auto f = parse_fabric(a.fabric);
+    if (!f) {
+      std::cerr << "hwaccel plan: " << f.error().message << "\n";
+      return exit_usage;
+    }
+    fabric = std::move(*f);
+  }
+  BusyDevices busy;
+  if (!a.busy.empty()) {
+    // A file (a list or a placement result) when one is there, else the list itself.
+    std::string text = a.busy, error;
+    if (::access(a.busy.c_str(), R_OK) == 0 && !read_file(a.busy, text, error)) {
+      std::cerr << "hwaccel plan: --busy: " << error << "\n";
+      return exit_failure;
+    }
+    auto parsed = parse_busy(text);
+    if (!parsed) {
+      std::cerr << "hwaccel plan: " << parsed.error().message << "\n";
+      return exit_usage;
+    }
+    busy = std::move(*parsed);
+  }
+  const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
+  std::optional<Fleet> fleet;
+  if (!a.fleet.empty()) {
+    std::string content, error;
+    if (!read_file(a.fleet, content, error, std::size_t{4} << 30)) {
+      std::cerr << "hwaccel plan: --fleet: " << error << "\n";
+      return exit_failure;
+    }
+    auto parsed = fleet_from_json(content);
+    if (!parsed) {
+      std::cerr << "hwaccel plan: --fleet: " << a.fleet << ": " << parsed.error().message << "\n";
+      return exit_failure;
+    }
+    fleet = std::move(*parsed);
+  }
 
-  auto plan = plan_inference(*registry, model, settings);
+  if (a.what_is_missing) {
+    CapacityOptions options;
+    options.node_kind = a.node_kind.empty() ? a.devices : a.node_kind;
+    options.busy = busy;
+    options.fabric = fabric;
+    if (!fleet) {
+      // No fleet: this machine (or the fixture) is the fleet, one node.
+      int failure = exit_failure;
+      auto registry = planning_registry("plan", {}, a.fixture, failure);
+      if (!registry) return failure;
+      fleet.emplace();
+      FleetNode node;
+      node.host = registry->system().host.value_or("localhost");
+      node.registry = std::move(*registry);
+      fleet->nodes.push_back(std::move(node));
+    }
+    auto report = what_is_missing(*fleet, model, settings, options);
+    if (!report) {
+      std::cerr << "hwaccel plan: " << report.error().message << "\n";
+      return report.error().kind == ErrorKind::invalid_input ? exit_usage : exit_failure;
+    }
+    if (json) std::cout << to_json(*report, a.pretty);
+    else std::cout << report->summary << "\n";
+    std::cout.flush();
+    return std::cout.good() ? 0 : exit_failure;
+  }
+
+  Result<Plan> plan = fail(ErrorKind::unsupported, "no plan");
+  if (fleet) {
+    std::vector<std::string> hosts;
+    if (!a.hosts.empty()) {
+      auto parsed = parse_host_list(a.hosts);
+      if (!parsed) {
+        std::cerr << "hwaccel plan: --hosts: " << parsed.error().message << "\n";
+        return exit_usage;
+      }
+      hosts = std::move(*parsed);
+    }
+    auto cluster = cluster_from_fleet(*fleet, busy, hosts, fabric);
+    if (!cluster) {
+      std::cerr << "hwaccel plan: --fleet: " << cluster.error().message << "\n";
+      return exit_failure;
+    }
+    plan = plan_inference(*cluster, model, settings);
+  } else if (a.devices.find('(') != std::string::npos || a.nodes > 1) {
+    Cluster cluster;
+    if (a.devices.find('(') != std::string::npos) {
+      auto c = hypothetical_cluster(a.devices);
+      if (!c) {
+        std::cerr << "hwaccel plan: --devices: " << c.error().message << "\n";
+        return exit_usage;
+      }
+      cluster = std::move(*c);
+      if (a.nodes > 1) {
+        std::cerr << "hwaccel plan: --nodes copies one node; --devices already names the nodes\n";
+        return exit_usage;
+      }
+    } else {
+      int failure = exit_failure;
+      auto registry = planning_registry("plan", a.devices, a.fixture, failure);
+      if (!registry) return failure;
+      cluster = Cluster::replicate(*registry, a.nodes);
+    }
+    cluster.fabric = fabric;
+    plan = plan_inference(cluster, model, settings);
+  } else {
+    int failure = exit_failure;
+    auto registry = planning_registry("plan", a.devices, a.fixture, failure);
+    if (!registry) return failure;
+    plan = plan_inference(*registry, model, settings);
+  }
   if (!plan) {
     std::cerr << "hwaccel plan: " << plan.error().message << "\n";
     return exit_failure;
   }
+  if (!a.launch.empty()) {
+    // One launch hint alone, for a pipe (`| kubectl apply -f -`, `> job.sbatch`).
+    const auto& l = plan->launch;
+    std::string text;
+    if (a.launch == "vllm") text = l.vllm;
+    else if (a.launch == "sglang") text = l.sglang;
+    else if (a.launch == "trtllm") text = l.trtllm;
+    else if (a.launch == "torchrun") text = l.torchrun;
+    else if (a.launch == "llama-cpp") text = l.llama_cpp;
+    else if (a.launch == "slurm") text = l.slurm;
+    else if (a.launch == "kubernetes") text = l.kubernetes;
+    else if (a.launch == "ray")
+      for (const auto& line : l.ray) text += line + "\n";
+    if (text.empty()) {
+      std::cerr << "hwaccel plan: --launch " << a.launch << ": this plan has no such launch hint (see its assumptions)\n";
+      return exit_failure;
+    }
+    std::cout << text << (text.back() == '\n' ? "" : "\n");
+    std::cout.flush();
+    return std::cout.good() ? 0 : exit_failure;
+  }
   // JSON for programs (--json, or stdout not a terminal), text for people.
-  const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
   if (json) std::cout << to_json(*plan, a.pretty) << "\n";
   else std::cout << human_plan(*plan, a.max_shards, use_color(STDOUT_FILENO));
   std::cout.flush();
@@ -188,8 +346,32 @@ Command add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"hf", "gguf"}));
   cmd->add_flag("--no-offload", args->no_offload, "Never put layers in host memory");
   auto* fixture = cmd->add_option("--fixture", args->fixture, "Plan for a captured machine (fixture folder)")->check(CLI::ExistingDirectory);
-  auto* devices = cmd->add_option("--devices", args->devices, "Plan for hypothetical devices, e.g. 8xH100-SXM-80GB or 2xRTX-4090+1xRTX-3090 (see `hwaccel specs`)");
+  auto* devices = cmd->add_option("--devices", args->devices,
+                                  "Plan for hypothetical devices, e.g. 8xH100-SXM-80GB or 2xRTX-4090+1xRTX-3090 (see "
+                                  "`hwaccel specs`), or nodes of them: 2x(8xH100-SXM-80GB)");
   fixture->excludes(devices);
+  auto* nodes = cmd->add_option("--nodes", args->nodes, "Plan over N nodes like this machine (or the fixture, or --devices)")
+                    ->check(CLI::Range(1u, max_cluster_nodes));
+  auto* fleet = cmd->add_option("--fleet", args->fleet, "Plan over the nodes of a fleet document (`hwaccel fleet scan`)")
+                    ->check(CLI::ExistingFile);
+  fleet->excludes(fixture)->excludes(nodes);
+  cmd->add_option("--hosts", args->hosts, "With --fleet: the nodes to plan over (commas or blanks between names)")
+      ->needs(fleet);
+  cmd->add_option("--fabric", args->fabric,
+                  "Fabric between nodes: ib-400g, ib-8x400g, roce-200g, ethernet-100g, efa-32x100g (default: the "
+                  "nodes' own RDMA ports)");
+  cmd->add_flag("--expert-parallel", args->expert_parallel,
+                "MoE models: each tensor-parallel group holds whole experts (vLLM --enable-expert-parallel)");
+  cmd->add_flag("--what-is-missing", args->what_is_missing,
+                "Count the nodes of one kind the model needs against the fleet's free ones (with --fleet; else this "
+                "machine is the fleet)");
+  cmd->add_option("--node-kind", args->node_kind,
+                  "With --what-is-missing: the kind of node, 8xH100-SXM-80GB or a kind of the fleet (default: "
+                  "--devices, else the fleet's most common)");
+  cmd->add_option("--busy", args->busy,
+                  "Nodes or devices taken: HOST,HOST/cuda:0,... or a file (such a list, or `hwaccel place --json` output)");
+  cmd->add_option("--launch", args->launch, "Print one launch hint alone: vllm, sglang, trtllm, torchrun, llama-cpp, ray, slurm, kubernetes")
+      ->check(CLI::IsMember({"vllm", "sglang", "trtllm", "torchrun", "llama-cpp", "ray", "slurm", "kubernetes"}));
   auto* json_flag = cmd->add_flag("--json", args->json, "JSON output");
   auto* human_flag = cmd->add_flag("--human", args->human, "Text output even when stdout is not a terminal");
   json_flag->excludes(human_flag);

@@ -1,0 +1,276 @@
+// Placement: many models' replicas onto a fleet's free devices, fewest nodes.
+module;
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+module hwaccel.place;
+
+#define HWACCEL_PACKING_NO_STD_INCLUDES
+#include "packing.hpp"
+
+namespace hwaccel {
+namespace {
+
+// Nodes alike in what a replica needs: the same accelerators in the same domains.
+struct Kind {
+  std::string label;  // node_kind()
+  const AcceleratorRegistry* sample = nullptr;
+  std::vector<std::vector<std::string>> domains;  // of the sample
+  std::uint32_t nodes = 0;
+};
+
+// One node of the fleet as the packer sees it, with its free device ids.
+struct Bin {
+  const FleetNode* node = nullptr;
+  std::uint32_t kind = 0;
+  std::vector<std::vector<std::string>> free_ids;  // per domain
+  std::vector<std::string> all_ids;               // every accelerator, for whole-node replicas
+};
+
+// How a workload's replica runs on nodes of one kind.
+struct Fit {
+  packing::Option option;
+  QuantizationLevel level = QuantizationLevel::bf16;
+  std::uint32_t tp = 1, pp = 1;
+  std::uint64_t bytes_per_device = 0;
+};
+
+struct WorkloadFits {
+  std::vector<Fit> fits;  // one per kind it fits, in kind order
+  std::string reason;     // why it fits no kind
+};
+
+std::uint64_t largest_shard(const Plan& plan) {
+  std::uint64_t most = 0;
+  for (const auto& s : plan.shards)
+    if (s.replica == 0) most = std::max(most, s.total_bytes);
+  return most;
+}
+
+std::string gib_text(std::uint64_t bytes) {
+  return text::cat(std::round(static_cast<double>(bytes) / (1024.0 * 1024 * 1024) * 10) / 10, " GiB");
+}
+
+InferenceSettings settings_of(const Workload& w) {
+  InferenceSettings s;
+  s.context = w.context;
+  s.batch = w.batch;
+  s.reserve_fraction = w.reserve_fraction;
+  s.allow_cpu_offload = false;  // a placed replica lives on its accelerators
+  return s;
+}
+
+// The fewest devices of one domain, else the fewest whole nodes, of `kind`
+// that hold a replica.
+Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, const ModelDescription& model,
+                                  const Workload& w, const std::optional<Fabric>& fabric, std::string& why) {
+  InferenceSettings s = settings_of(w);
+  if (w.quantization) {
+    s.quantization = w.quantization;
+  } else {
+    auto level = suggest_quantization(*kind.sample, model, s);
+    s.quantization = level ? *level : QuantizationLevel::bf16;
+  }
+  std::size_t largest = 0;
+  for (const auto& d : kind.domains) largest = std::max(largest, d.size());
+  const std::vector<std::string>* widest = nullptr;
+  for (const auto& d : kind.domains)
+    if (d.size() == largest) {
+      widest = &d;
+      break;
+    }
+  std::optional<Plan> last;
+  if (widest) {
+    std::vector<std::size_t> sizes;
+    for (std::size_t t = 1; t <= largest; t *= 2) sizes.push_back(t);
+    for (const auto& d : kind.domains) sizes.push_back(d.size());
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    for (const std::size_t t : sizes) {
+      const std::span<const std::string> keep(widest->data(), t);
+      const AcceleratorRegistry group = kind.sample->what_if_remove_if([&](const DeviceProfile& d) {
+        return d.family != Family::cpu && std::find(keep.begin(), keep.end(), d.id) == keep.end();
+      });
+      auto plan = plan_inference(group, model, s);
+      if (!plan) return fail(plan.error());
+      if (plan->fits && plan->strategy.cpu_offload_layers == 0) {
+        Fit fit;
+        fit.option = packing::Option{kind_index, static_cast<std::uint32_t>(t), 0};
+        fit.level = plan->quantization;
+        fit.tp = plan->strategy.tensor_parallel;
+        fit.pp = plan->strategy.pipeline_parallel;
+        fit.bytes_per_device = largest_shard(*plan);
+        return std::optional<Fit>(fit);
+      }
+      last = std::move(*plan);
+    }
+  }
+  // Whole nodes (a pipeline over a node's domains, then over several
+  // nodes), up to as many as the fleet has of the kind.
+  auto fewest = place_detail::fewest_nodes(kind.nodes, [&](std::uint32_t n) {
+    Cluster cluster = Cluster::replicate(*kind.sample, n);
+    cluster.fabric = fabric ? fabric : fabric_of(*kind.sample);
+    return plan_inference(cluster, model, s);
+  });
+  if (!fewest) return fail(fewest.error());
+  if (fewest->nodes && fewest->plan.strategy.cpu_offload_layers == 0) {
+    Fit fit;
+    fit.option = packing::Option{kind_index, 0, *fewest->nodes};
+    fit.level = fewest->plan.quantization;
+    fit.tp = fewest->plan.strategy.tensor_parallel;
+    fit.pp = fewest->plan.strategy.pipeline_parallel;
+    fit.bytes_per_device = largest_shard(fewest->plan);
+    return std::optional<Fit>(fit);
+  }
+  last = std::move(fewest->plan);
+  why = text::cat(kind.nodes, " node(s) of ", kind.label, " cannot hold it at ", info(*s.quantization).display_name,
+                  last ? text::cat(" (a replica needs ", gib_text(last->memory.total_bytes), ")") : std::string());
+  return std::optional<Fit>();
+}
+
+}  // namespace
+
+Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Workload> workloads,
+                                        const PlacementOptions& options) {
+  PlacementResult result;
+  // Kinds and bins.
+  std::vector<Kind> kinds;
+  std::map<std::string, std::uint32_t> kind_of_key;
+  std::vector<Bin> bins;
+  std::vector<packing::Node> nodes;
+  for (const auto& node : fleet.nodes) {
+    if (!node.registry) continue;
+    auto domains = high_bandwidth_domains(*node.registry);
+    if (domains.empty()) continue;
+    std::string label = node_kind(*node.registry);
+    std::string key = label;
+    for (const auto& d : domains) key += text::cat("|", d.size());
+    auto [it, fresh] = kind_of_key.try_emplace(key, static_cast<std::uint32_t>(kinds.size()));
+    if (fresh) kinds.push_back(Kind{label, &*node.registry, domains, 0});
+    ++kinds[it->second].nodes;
+    Bin bin;
+    bin.node = &node;
+    bin.kind = it->second;
+    packing::Node packed;
+    packed.kind = it->second;
+    for (const auto& d : domains) {
+      auto& free = bin.free_ids.emplace_back();
+      for (const auto& id : d) {
+        bin.all_ids.push_back(id);
+        if (!options.busy.device_busy(node.host, id)) free.push_back(id);
+      }
+      packed.free.push_back(static_cast<std::uint32_t>(free.size()));
+      packed.devices += static_cast<std::uint32_t>(d.size());
+    }
+    bins.push_back(std::move(bin));
+    nodes.push_back(std::move(packed));
+  }
+  if (bins.empty()) return fail(ErrorKind::unsupported, "no node of the fleet has an accelerator to place on");
+
+  // What each workload needs on each kind.
+  std::map<std::string, ModelDescription> models;
+  std::vector<WorkloadFits> fits(workloads.size());
+  std::vector<packing::Item> items;
+  std::vector<std::pair<std::size_t, std::uint32_t>> item_owner;  // workload, replica
+  for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
+    const Workload& w = workloads[wi];
+    auto found = models.find(w.model);
+    if (found == models.end()) {
+      auto model = load_model(w.model);
+      if (!model) return fail(model.error().kind, text::cat("workload '", w.name, "': ", model.error().message));
+      found = models.emplace(w.model, std::move(*model)).first;
+    }
+    if (auto valid = settings_of(w).validate(found->second); !valid)
+      return fail(ErrorKind::invalid_input, text::cat("workload '", w.name, "': ", valid.error().message));
+    std::vector<std::string> reasons;
+    for (std::uint32_t k = 0; k < kinds.size(); ++k) {
+      std::string why;
+      auto fit = fit_on(kinds[k], k, found->second, w, options.fabric, why);
+      if (!fit) return fail(fit.error().kind, text::cat("workload '", w.name, "': ", fit.error().message));
+      if (*fit) {
+        fits[wi].fits.push_back(**fit);
+        const Fit& f = **fit;
+        result.notes.push_back(text::cat(w.name, " on ", kinds[k].label, ": ",
+                                         f.option.devices ? text::cat(f.option.devices, " device(s) of one domain")
+                                                          : text::cat(f.option.whole_nodes, " whole nodes"),
+                                         ", ", info(f.level).display_name, ", tensor parallel ", f.tp,
+                                         f.pp > 1 ? text::cat(" x pipeline parallel ", f.pp) : std::string(), ", up to ",
+                                         gib_text(f.bytes_per_device), " per device"));
+      } else {
+        reasons.push_back(std::move(why));
+      }
+    }
+    for (std::size_t i = 0; i < reasons.size(); ++i) fits[wi].reason += (i ? "; " : "") + reasons[i];
+    packing::Item item;
+    for (const auto& f : fits[wi].fits) item.options.push_back(f.option);
+    for (std::uint32_t r = 0; r < w.replicas; ++r) {
+      items.push_back(item);
+      item_owner.emplace_back(wi, r);
+    }
+  }
+
+  packing::Limits limits;
+  limits.exact_max_items = options.exact_max_replicas;
+  limits.exact_max_nodes = options.exact_max_nodes;
+  const packing::Packing packed = packing::pack(nodes, items, limits);
+  result.nodes_used = packed.nodes_used;
+  result.lower_bound = packed.lower_bound;
+  result.method = packed.method == packing::Method::exact ? "exact" : "first-fit decreasing";
+  result.search_complete = packed.search_complete;
+
+  // Devices for each placement: the first free ids of the domain it was given.
+  std::vector<std::vector<std::size_t>> taken(bins.size());  // per bin, per domain: ids handed out
+  for (std::size_t b = 0; b < bins.size(); ++b) taken[b].assign(bins[b].free_ids.size(), 0);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto [wi, replica] = item_owner[i];
+    const Workload& w = workloads[wi];
+    const auto& placement = packed.placements[i];
+    if (!placement) {
+      std::string reason = fits[wi].fits.empty()
+                               ? text::cat("fits no node kind of the fleet: ", fits[wi].reason)
+                               : std::string("no free devices left where it fits (a high-bandwidth domain with enough "
+                                             "free devices, or enough entirely free nodes)");
+      result.unplaced.push_back(UnplacedReplica{w.name, replica, std::move(reason)});
+      continue;
+    }
+    const Fit& fit = fits[wi].fits[placement->option];
+    ReplicaPlacement out;
+    out.workload = w.name;
+    out.replica = replica;
+    out.quantization = fit.level;
+    out.tensor_parallel = fit.tp;
+    out.pipeline_parallel = fit.pp;
+    out.bytes_per_device = fit.bytes_per_device;
+    for (const auto n : placement->nodes) {
+      const Bin& bin = bins[n];
+      out.nodes.push_back(bin.node->host);
+      if (fit.option.devices > 0) {
+        auto& cursor = taken[n][placement->domain];
+        const auto& ids = bin.free_ids[placement->domain];
+        for (std::uint32_t k = 0; k < fit.option.devices && cursor < ids.size(); ++k)
+          out.devices.push_back(text::cat(bin.node->host, "/", ids[cursor++]));
+      } else {
+        for (const auto& id : bin.all_ids) out.devices.push_back(text::cat(bin.node->host, "/", id));
+      }
+    }
+    result.placed.push_back(std::move(out));
+  }
+  if (result.lower_bound > 0)
+    result.notes.push_back(text::cat(result.nodes_used, " node(s) used, at least ", result.lower_bound,
+                                     " needed: ratio ", std::round(static_cast<double>(result.nodes_used) /
+                                                                   static_cast<double>(result.lower_bound) * 1000) / 1000));
+  return result;
+}
+
+}  // namespace hwaccel
