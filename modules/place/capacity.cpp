@@ -93,6 +93,9 @@ Result<CapacityReport> what_is_missing(const Fleet& fleet, const ModelDescriptio
   auto node = template_node(fleet, options.node_kind);
   if (!node) return fail(node.error());
   InferenceSettings settings = settings_in;
+  // Capacity counts accelerators: layers in a node's host memory would make
+  // any node "enough" for any model.
+  settings.allow_cpu_offload = false;
   // Counting nodes needs one level: the one asked for, a GGUF file's own, else the 16-bit weights.
   if (!settings.quantization)
     settings.quantization =

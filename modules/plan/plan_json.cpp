@@ -133,6 +133,11 @@ void write_json(json::Writer& w, const Plan& p) {
     for (const auto& line : p.launch.ray) w.value(line);
     w.end_array();
   }
+  if (!p.launch.node_devices.empty()) {
+    w.key("node_devices").begin_array();
+    for (const auto& line : p.launch.node_devices) w.value(line);
+    w.end_array();
+  }
   if (!p.launch.slurm.empty()) w.field("slurm", p.launch.slurm);
   if (!p.launch.kubernetes.empty()) w.field("kubernetes", p.launch.kubernetes);
   w.end_object();

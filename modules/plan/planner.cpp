@@ -319,7 +319,10 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     std::string idle;
     std::size_t listed = 0;
     for (std::size_t i = 0; i < used.size() && listed < 4; ++i)
-      if (!used[i]) idle += text::cat(listed++ ? ", " : "", f.accelerators[i].profile->id);
+      if (!used[i])
+        idle += text::cat(listed++ ? ", " : "",
+                          f.several_nodes() ? text::cat(f.node_names[f.accelerators[i].node], "/") : std::string(),
+                          f.accelerators[i].profile->id);
     const std::size_t unused = used.size() - used_count;
     if (unused > listed) idle += text::cat(" and ", unused - listed, " more");
     as.push_back(text::cat(idle, " left idle: too few for another replica"));

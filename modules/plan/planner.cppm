@@ -131,6 +131,8 @@ struct LaunchHints {
   std::vector<std::string> ray;
   std::string slurm;       ///< several nodes: an sbatch script that starts the Ray cluster and vLLM
   std::string kubernetes;  ///< several nodes: a LeaderWorkerSet manifest (YAML) running vLLM over Ray
+  /// Several nodes where a replica uses part of a node: "HOST: CUDA_VISIBLE_DEVICES=1,2,3,4" for each node.
+  std::vector<std::string> node_devices;
 
   friend bool operator==(const LaunchHints&, const LaunchHints&) = default;
 };

@@ -120,6 +120,9 @@ struct ReplicaShape {
   std::uint32_t nodes = 1;
   std::uint32_t per_node = 0;  // devices of the replica on its busiest node
   std::vector<std::string_view> node_names;  // the replica's nodes, in order
+  std::vector<std::uint32_t> counts;         // the replica's devices on each of them
+  std::vector<std::vector<const Device*>> devices;  // and which
+  bool whole_nodes = true;                   // it uses every accelerator of its nodes
 };
 
 ReplicaShape shape_of(const Fleet& f, const Replica& r) {
@@ -135,10 +138,26 @@ ReplicaShape shape_of(const Fleet& f, const Replica& r) {
     }
   }
   out.nodes = std::max<std::uint32_t>(static_cast<std::uint32_t>(order.size()), 1);
-  for (auto n : order) {
+  std::vector<std::uint32_t> accelerators_of_node;
+  for (const auto& d : f.accelerators) {
+    if (accelerators_of_node.size() <= d.node) accelerators_of_node.resize(d.node + 1, 0);
+    ++accelerators_of_node[d.node];
+  }
+  out.devices.resize(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::uint32_t n = order[k];
     out.per_node = std::max(out.per_node, count_by_node[n]);
+    out.counts.push_back(count_by_node[n]);
+    out.whole_nodes &= count_by_node[n] == accelerators_of_node[n];
     if (n < f.node_names.size()) out.node_names.push_back(f.node_names[n]);
   }
+  for (const auto& st : r.stages)
+    if (st.group)
+      for (auto m : st.group->members) {
+        const auto k = static_cast<std::size_t>(
+            std::find(order.begin(), order.end(), f.accelerators[m].node) - order.begin());
+        out.devices[k].push_back(&f.accelerators[m]);
+      }
   return out;
 }
 
@@ -182,7 +201,8 @@ void engine_hints(const Fleet& f, const Layout& l, const InferenceSettings& s, c
     if (several) {
       std::string hosts;
       if (f.named_hosts) {
-        for (auto n : shape.node_names) hosts += text::cat(hosts.empty() ? "" : ",", n, ":", shape.per_node);
+        for (std::size_t k = 0; k < shape.node_names.size(); ++k)
+          hosts += text::cat(hosts.empty() ? "" : ",", shape.node_names[k], ":", shape.counts[k]);
         hosts = " -H " + hosts;
       } else {
         hosts = " --hostfile hostfile";
@@ -198,6 +218,19 @@ void engine_hints(const Fleet& f, const Layout& l, const InferenceSettings& s, c
                          : text::cat("torchrun --standalone --nproc-per-node ", devices, " YOUR_SCRIPT.py");
   }
   if (!several) return;
+  // A replica on part of a node must be told its devices there.
+  if (!shape.whole_nodes) {
+    const std::string var = visible_devices_variable(backend);
+    for (std::size_t k = 0; k < shape.devices.size(); ++k) {
+      std::string list;
+      for (const Device* d : shape.devices[k]) {
+        if (!list.empty()) list += ',';
+        text::append_uint(list, d->profile->runtime_index.value_or(d->profile->index));
+      }
+      h.node_devices.push_back(text::cat(k < shape.node_names.size() ? shape.node_names[k] : std::string_view("?"), ": ",
+                                         var, "=", list));
+    }
+  }
 
   // vLLM over Ray: the cluster first, then one `vllm serve` on the head.
   std::string vllm = text::cat("vllm serve ", model, " --tensor-parallel-size ", st.tensor_parallel,
@@ -218,7 +251,7 @@ void engine_hints(const Fleet& f, const Layout& l, const InferenceSettings& s, c
     script += text::cat("#SBATCH --nodes=", shape.nodes, "\n");
     script += "#SBATCH --ntasks-per-node=1\n";
     script += text::cat("#SBATCH --gpus-per-node=", shape.per_node, "\n");
-    script += "#SBATCH --exclusive\n";
+    if (shape.whole_nodes) script += "#SBATCH --exclusive\n";
     if (f.named_hosts) {
       std::string list;
       for (auto n : shape.node_names) list += text::cat(list.empty() ? "" : ",", n);
@@ -286,14 +319,24 @@ LaunchHints launch_hints(const Fleet& f, const CostModel& c, const Layout& l, co
     if (st.group)
       for (auto i : st.group->members) gpus.push_back(&f.accelerators[i]);
   const bool several = plan.strategy.nodes > 1;
+  // Data-parallel replicas on one machine run in one server (vLLM's
+  // --data-parallel-size, SGLang's --dp): it must see every replica's devices.
+  std::vector<const Device*> all_replicas = gpus;
+  if (!several && l.replica_total() > 1) {
+    all_replicas.clear();
+    for (std::size_t ri = 0; ri < l.replica_total(); ++ri)
+      for (std::size_t si = 0; si < l.shape(ri).stages.size(); ++si)
+        if (const Group* g = l.stage(ri, si).group)
+          for (auto i : g->members) all_replicas.push_back(&f.accelerators[i]);
+  }
   if (!gpus.empty()) {
     const Backend b = gpus.front()->profile->backend;
     const std::string var = visible_devices_variable(b);
     bool same_backend = true;
-    for (const auto* d : gpus) same_backend &= d->profile->backend == b;
+    for (const auto* d : all_replicas) same_backend &= d->profile->backend == b;
     if (!var.empty() && same_backend && !several) {
       std::string list;
-      for (const auto* d : gpus) {
+      for (const auto* d : all_replicas) {
         if (!list.empty()) list += ',';
         text::append_uint(list, d->profile->runtime_index.value_or(d->profile->index));
       }

@@ -248,15 +248,37 @@ def plan(
     objective: str = "throughput",
     formats: Optional[str] = None,
     offload: bool = True,
+    nodes: int = 1,
+    fabric: Optional[str] = None,
+    expert_parallel: bool = False,
 ) -> Plan:
     """How a model runs: quantization, memory, sharding, throughput, launch
     flags (``hwaccel plan``). The model is a catalogue id, a path (config.json,
     .gguf, .safetensors, a folder) or a parameter count (``70_000_000_000``,
-    ``"70B"``). It is planned on ``devices`` (hypothetical, ``"8xH100-SXM-80GB"``),
-    a ``fixture``, a ``registry``, or else this machine."""
-    native_registry = _planning_registry(devices, fixture, registry)
+    ``"70B"``). It is planned on ``devices`` (hypothetical, ``"8xH100-SXM-80GB"``,
+    or nodes of them, ``"2x(8xH100-SXM-80GB)"``), a ``fixture``, a
+    ``registry``, or else this machine; ``nodes`` copies that node, ``fabric``
+    (``"ib-8x400g"``) joins several nodes, and ``expert_parallel`` spreads a
+    MoE model's experts over each tensor-parallel group."""
+    cluster = devices if devices is not None and "(" in devices else None
+    native_registry = None if cluster is not None else _planning_registry(devices, fixture, registry)
+    if cluster is not None and (fixture is not None or registry is not None):
+        raise InvalidInput("give at most one of devices, fixture and registry")
     document = _native.plan(
-        native_registry, _model(model), quant, context, batch, kv_dtype, reserve, objective, formats, offload
+        native_registry,
+        _model(model),
+        quant,
+        context,
+        batch,
+        kv_dtype,
+        reserve,
+        objective,
+        formats,
+        offload,
+        cluster=cluster,
+        nodes=nodes,
+        fabric=fabric,
+        expert_parallel=expert_parallel,
     )
     import json
 

@@ -76,7 +76,7 @@ def detect(
 def hypothetical(devices: str) -> Registry: ...
 def planning_registry(devices: Optional[str], fixture: Optional[str]) -> Registry: ...
 def plan(
-    registry: Registry,
+    registry: Optional[Registry],
     model: Union[str, int],
     quant: Optional[str],
     context: int,
@@ -87,6 +87,10 @@ def plan(
     formats: Optional[str],
     offload: bool,
     pretty: bool = ...,
+    cluster: Optional[str] = ...,
+    nodes: int = ...,
+    fabric: Optional[str] = ...,
+    expert_parallel: bool = ...,
 ) -> str: ...
 def train(registry: Registry, model: Union[str, int], options: Dict[str, Any]) -> str: ...
 def recommend(

@@ -323,9 +323,11 @@ PYBIND11_MODULE(_native, m) {
   m.def("planning_registry", &planning_registry, py::arg("devices"), py::arg("fixture"));
 
   m.def("plan",
-        [](const AcceleratorRegistry& registry, const py::object& model_arg, std::optional<std::string> quant,
+        [](const AcceleratorRegistry* registry, const py::object& model_arg, std::optional<std::string> quant,
            std::int64_t context, std::int64_t batch, std::optional<std::string> kv_dtype, double reserve,
-           const std::string& objective, std::optional<std::string> formats, bool offload, bool pretty) {
+           const std::string& objective, std::optional<std::string> formats, bool offload, bool pretty,
+           std::optional<std::string> cluster_spec, std::int64_t nodes, std::optional<std::string> fabric,
+           bool expert_parallel) {
           const ModelDescription model = model_argument("model", model_arg);
           InferenceSettings s = inference_settings({std::move(quant), context, batch, std::move(kv_dtype), reserve});
           if (objective == "throughput") s.objective = PlanObjective::throughput;
@@ -337,13 +339,31 @@ PYBIND11_MODULE(_native, m) {
             else raise_argument("formats", text::cat("'", *formats, "' is not hf or gguf"));
           }
           s.allow_cpu_offload = offload;
+          s.expert_parallel = expert_parallel;
           if (auto v = s.validate(model); !v) raise(v.error());
+          // Several nodes: a cluster of hypothetical nodes, or copies of the registry.
+          std::optional<Cluster> cluster;
+          const auto node_count = static_cast<std::uint32_t>(count_argument("nodes", nodes, 1, max_cluster_nodes));
+          if (cluster_spec) {
+            if (node_count > 1) raise_argument("nodes", "the devices already name the nodes");
+            cluster = value_or_raise(hypothetical_cluster(*cluster_spec), "devices");
+          } else if (!registry) {
+            raise_argument("registry", "no registry and no cluster to plan on");
+          } else if (node_count > 1) {
+            cluster = Cluster::replicate(*registry, node_count);
+          }
+          if (fabric) {
+            Fabric parsed = value_or_raise(parse_fabric(*fabric), "fabric");
+            if (cluster) cluster->fabric = std::move(parsed);
+          }
           const py::gil_scoped_release unlocked;
-          return to_json(value_or_raise(plan_inference(registry, model, s)), pretty);
+          return to_json(value_or_raise(cluster ? plan_inference(*cluster, model, s) : plan_inference(*registry, model, s)),
+                         pretty);
         },
-        py::arg("registry"), py::arg("model"), py::arg("quant"), py::arg("context"), py::arg("batch"),
+        py::arg("registry").none(true), py::arg("model"), py::arg("quant"), py::arg("context"), py::arg("batch"),
         py::arg("kv_dtype"), py::arg("reserve"), py::arg("objective"), py::arg("formats"), py::arg("offload"),
-        py::arg("pretty") = false);
+        py::arg("pretty") = false, py::arg("cluster") = py::none(), py::arg("nodes") = 1, py::arg("fabric") = py::none(),
+        py::arg("expert_parallel") = false);
 
   m.def("train",
         [](const AcceleratorRegistry& registry, const py::object& model_arg, const py::dict& o) {

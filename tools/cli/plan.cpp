@@ -121,6 +121,7 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
   if (!l.visible_devices.empty() || !l.vllm.empty() || !l.llama_cpp.empty() || !l.sglang.empty()) {
     out += fmt::format("\n{}Launch{} (one replica; --launch NAME prints one of them alone)\n", bold, reset);
     if (!l.visible_devices.empty()) out += "  " + l.visible_devices + "\n";
+    for (const auto& line : l.node_devices) out += "  " + line + "\n";
     if (!l.ray.empty()) {
       out += "  ray:       " + l.ray.front() + "   # on the head node\n";
       for (std::size_t i = 1; i < l.ray.size(); ++i) out += "             " + l.ray[i] + "   # on each other node\n";

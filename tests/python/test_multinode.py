@@ -1,0 +1,40 @@
+"""Plans over several nodes from Python: node syntax, copies of a node, the fabric, expert parallelism."""
+
+import pytest
+
+import hwaccel
+
+
+def test_two_nodes_of_eight_h100_serve_405b_bf16_as_tp8_pp2() -> None:
+    plan = hwaccel.plan("llama-3.1-405b", devices="2x(8xH100-SXM-80GB)", quant="bf16", fabric="ib-8x400g")
+    assert plan.fits is True
+    assert (plan.strategy.tp, plan.strategy.pp, plan.strategy.nodes) == (8, 2, 2)
+    assert plan.nodes == ["node0", "node1"]
+    assert plan.fabric.kind == "infiniband" and plan.fabric.ports_per_node == 8
+    assert {shard.node for shard in plan.shards} == {"node0", "node1"}
+    assert plan.launch.ray[0] == "ray start --head --port=6379"
+    assert "kind: LeaderWorkerSet" in plan.launch.kubernetes
+
+
+def test_copies_of_one_node_plan_like_the_node_syntax() -> None:
+    by_syntax = hwaccel.plan("llama-3.1-405b", devices="2x(8xH100-SXM-80GB)", quant="bf16")
+    by_copies = hwaccel.plan("llama-3.1-405b", devices="8xH100-SXM-80GB", nodes=2, quant="bf16")
+    assert by_syntax == by_copies
+    assert hwaccel.plan("llama-3.1-405b", devices="8xH100-SXM-80GB", quant="bf16").fits is False
+
+
+def test_expert_parallel_for_a_moe_model() -> None:
+    plan = hwaccel.plan("deepseek-v3", devices="2x(8xH100-SXM-80GB)", quant="fp8", expert_parallel=True)
+    assert plan.strategy.ep == plan.strategy.tp == 8
+    assert "--enable-expert-parallel" in plan.launch.vllm
+
+
+def test_bad_multi_node_arguments() -> None:
+    with pytest.raises(hwaccel.InvalidInput, match="fabric"):
+        hwaccel.plan("llama-3.1-8b", devices="2x(1xH100-SXM-80GB)", fabric="ib-0g")
+    with pytest.raises(hwaccel.InvalidInput, match="devices"):
+        hwaccel.plan("llama-3.1-8b", devices="2x(1xH100-SXM-80GB")
+    with pytest.raises(hwaccel.InvalidInput, match="nodes"):
+        hwaccel.plan("llama-3.1-8b", devices="2x(1xH100-SXM-80GB)", nodes=2)
+    with pytest.raises(hwaccel.InvalidInput, match="nodes"):
+        hwaccel.plan("llama-3.1-8b", devices="1xH100-SXM-80GB", nodes=0)
