@@ -2,12 +2,15 @@
 // headers, this one needs the module's names: include it after `import hwaccel;`.
 #pragma once
 
+#include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "../test_support.hpp"
@@ -19,6 +22,20 @@ inline std::unique_ptr<FixtureSystem> open_machine(const std::string& name) {
   auto f = FixtureSystem::open((fixtures_root() / "machines" / name).string());
   if (!f) throw std::runtime_error(f.error().message);
   return std::move(*f);
+}
+
+/// A fleet of hypothetical nodes, {host, "8xH100-SXM-80GB"} each, kept
+/// sorted by host as a fleet is.
+inline Fleet hypothetical_fleet(std::initializer_list<std::pair<const char*, const char*>> nodes) {
+  Fleet fleet;
+  for (const auto& [host, devices] : nodes) {
+    FleetNode n;
+    n.host = host;
+    n.registry = hypothetical_registry(devices).value();
+    fleet.nodes.push_back(std::move(n));
+  }
+  std::sort(fleet.nodes.begin(), fleet.nodes.end(), [](const FleetNode& a, const FleetNode& b) { return a.host < b.host; });
+  return fleet;
 }
 
 /// A fixture machine, its detected registry and one telemetry sample of it.

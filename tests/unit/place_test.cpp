@@ -16,20 +16,12 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
-
-Fleet fleet_of(std::initializer_list<std::pair<const char*, const char*>> nodes) {
-  Fleet fleet;
-  for (const auto& [host, devices] : nodes) {
-    FleetNode n;
-    n.host = host;
-    n.registry = hypothetical_registry(devices).value();
-    fleet.nodes.push_back(std::move(n));
-  }
-  return fleet;
-}
+using hwaccel::testing::hypothetical_fleet;
 
 Workload workload(std::string name, std::string model, std::uint32_t replicas, std::optional<QuantizationLevel> q) {
   Workload w;
@@ -88,7 +80,7 @@ void check_placement(const Fleet& fleet, const std::vector<Workload>& workloads,
 
 TEST(Place, FiveTwoGpuReplicasTakeTwoNodes) {
   // 70B at BF16 (141 GB) fits two H100s (144 GB less the reserve and overheads: 131.5 of 143 GiB).
-  const Fleet fleet = fleet_of({{"gpu-a", "8xH100-SXM-80GB"}, {"gpu-b", "8xH100-SXM-80GB"}, {"gpu-c", "8xH100-SXM-80GB"}});
+  const Fleet fleet = hypothetical_fleet({{"gpu-a", "8xH100-SXM-80GB"}, {"gpu-b", "8xH100-SXM-80GB"}, {"gpu-c", "8xH100-SXM-80GB"}});
   const std::vector<Workload> w = {workload("chat", "llama-3.1-70b", 5, QuantizationLevel::bf16)};
   const PlacementResult r = place_workloads(fleet, w).value();
   ASSERT_EQ(r.placed.size(), 5u);
@@ -106,7 +98,7 @@ TEST(Place, FiveTwoGpuReplicasTakeTwoNodes) {
 
 TEST(Place, MixedWorkloadsAndAWholeNodeReplica) {
   // 405B at BF16 needs both H100 nodes (TP 8 x PP 2); the 8B replicas go to the A100 node.
-  const Fleet fleet = fleet_of({{"a", "8xH100-SXM-80GB"}, {"b", "8xH100-SXM-80GB"}, {"c", "8xA100-SXM-80GB"}});
+  const Fleet fleet = hypothetical_fleet({{"a", "8xH100-SXM-80GB"}, {"b", "8xH100-SXM-80GB"}, {"c", "8xA100-SXM-80GB"}});
   const std::vector<Workload> w = {workload("big", "llama-3.1-405b", 1, QuantizationLevel::bf16),
                                    workload("small", "llama-3.1-8b", 4, QuantizationLevel::bf16)};
   const PlacementResult r = place_workloads(fleet, w).value();
@@ -127,7 +119,7 @@ TEST(Place, MixedWorkloadsAndAWholeNodeReplica) {
 }
 
 TEST(Place, WhatDoesNotFitSaysWhy) {
-  const Fleet fleet = fleet_of({{"l4-1", "1xL4-24GB"}, {"l4-2", "1xL4-24GB"}});
+  const Fleet fleet = hypothetical_fleet({{"l4-1", "1xL4-24GB"}, {"l4-2", "1xL4-24GB"}});
   const std::vector<Workload> w = {workload("huge", "llama-3.1-405b", 2, QuantizationLevel::bf16),
                                    workload("tiny", "llama-3.1-8b", 3, QuantizationLevel::q4_k_m)};
   const PlacementResult r = place_workloads(fleet, w).value();
@@ -149,7 +141,7 @@ TEST(Place, WhatDoesNotFitSaysWhy) {
 }
 
 TEST(Place, BusyDevicesAndAnEarlierPlacementAreLeftAlone) {
-  const Fleet fleet = fleet_of({{"a", "8xH100-SXM-80GB"}, {"b", "8xH100-SXM-80GB"}});
+  const Fleet fleet = hypothetical_fleet({{"a", "8xH100-SXM-80GB"}, {"b", "8xH100-SXM-80GB"}});
   const std::vector<Workload> w = {workload("chat", "llama-3.1-70b", 2, QuantizationLevel::bf16)};
   PlacementOptions options;
   options.busy = parse_busy("a/cuda:0").value();
@@ -175,7 +167,7 @@ TEST(Place, BusyDevicesAndAnEarlierPlacementAreLeftAlone) {
 
 TEST(Place, PcieNodeHostsAReplicaAsAWholeNode) {
   // No peer links: a 70B replica cannot be a tensor-parallel group, but the node's pipeline holds it.
-  const Fleet fleet = fleet_of({{"pcie", "8xL40S-48GB"}});
+  const Fleet fleet = hypothetical_fleet({{"pcie", "8xL40S-48GB"}});
   const std::vector<Workload> w = {workload("chat", "llama-3.1-70b", 1, QuantizationLevel::bf16)};
   const PlacementResult r = place_workloads(fleet, w).value();
   ASSERT_EQ(r.placed.size(), 1u);
@@ -186,7 +178,7 @@ TEST(Place, PcieNodeHostsAReplicaAsAWholeNode) {
 
 TEST(Place, SuggestedLevelPerNodeKind) {
   // No quantization given: the best level that fits one whole node of the kind.
-  const Fleet fleet = fleet_of({{"a", "8xH100-SXM-80GB"}});
+  const Fleet fleet = hypothetical_fleet({{"a", "8xH100-SXM-80GB"}});
   const std::vector<Workload> w = {workload("chat", "llama-3.1-70b", 1, std::nullopt)};
   const PlacementResult r = place_workloads(fleet, w).value();
   ASSERT_EQ(r.placed.size(), 1u);
@@ -194,7 +186,7 @@ TEST(Place, SuggestedLevelPerNodeKind) {
 }
 
 TEST(Place, BadInputsAreClearErrors) {
-  const Fleet fleet = fleet_of({{"a", "8xH100-SXM-80GB"}});
+  const Fleet fleet = hypothetical_fleet({{"a", "8xH100-SXM-80GB"}});
   const std::vector<Workload> unknown = {workload("x", "no-such-model-anywhere", 1, std::nullopt)};
   EXPECT_FALSE(place_workloads(fleet, unknown).has_value());
   Workload zero_context = workload("y", "llama-3.1-8b", 1, std::nullopt);

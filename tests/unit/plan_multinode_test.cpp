@@ -19,6 +19,7 @@ import hwaccel;
 namespace {
 
 using namespace hwaccel;
+using hwaccel::testing::hypothetical_fleet;
 
 constexpr double GiB = 1024.0 * 1024 * 1024;
 
@@ -286,19 +287,8 @@ TEST(MultiNode, FabricFromTheNetworkProbe) {
   EXPECT_FALSE(fabric_of(hypothetical_registry("8xH100-SXM-80GB").value()).has_value());
 }
 
-Fleet fleet_of(std::initializer_list<std::pair<const char*, const char*>> nodes) {
-  Fleet fleet;
-  for (const auto& [host, devices] : nodes) {
-    FleetNode n;
-    n.host = host;
-    n.registry = hypothetical_registry(devices).value();
-    fleet.nodes.push_back(std::move(n));
-  }
-  return fleet;
-}
-
 TEST(MultiNode, ClusterFromFleetNamesHosts) {
-  const Fleet fleet = fleet_of({{"gpu-a", "8xH100-SXM-80GB"}, {"gpu-b", "8xH100-SXM-80GB"}, {"cpu-c", "1xL4-24GB"}});
+  const Fleet fleet = hypothetical_fleet({{"gpu-a", "8xH100-SXM-80GB"}, {"gpu-b", "8xH100-SXM-80GB"}, {"cpu-c", "1xL4-24GB"}});
   const Cluster c = cluster_from_fleet(fleet).value();
   EXPECT_TRUE(c.named_hosts);
   const Plan p = plan_of(c, "llama-3.1-405b", at(QuantizationLevel::bf16));
@@ -342,7 +332,7 @@ TEST(MultiNode, MixedNodesPlanTogether) {
 }
 
 TEST(Capacity, Llama405BBf16NeedsTwoH100Nodes) {
-  const Fleet fleet = fleet_of({{"gpu-a", "8xH100-SXM-80GB"}, {"gpu-b", "8xA100-SXM-80GB"}});
+  const Fleet fleet = hypothetical_fleet({{"gpu-a", "8xH100-SXM-80GB"}, {"gpu-b", "8xA100-SXM-80GB"}});
   CapacityOptions options;
   options.node_kind = "8xH100-SXM-80GB";
   const auto r = what_is_missing(fleet, model("llama-3.1-405b"), at(QuantizationLevel::bf16), options).value();

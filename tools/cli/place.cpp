@@ -11,9 +11,9 @@
 #include <string_view>
 #include <utility>
 
-#include <unistd.h>
-
 import hwaccel;
+
+#include "planning_registry.hpp"
 
 namespace hwaccel::cli {
 namespace {
@@ -75,27 +75,8 @@ int run_place(const PlaceArgs& a) {
   PlacementOptions options;
   options.exact_max_replicas = a.exact_max;
   options.exact_max_nodes = a.exact_max;
-  if (!a.fabric.empty()) {
-    auto f = parse_fabric(a.fabric);
-    if (!f) {
-      std::cerr << "hwaccel place: " << f.error().message << "\n";
-      return exit_usage;
-    }
-    options.fabric = std::move(*f);
-  }
-  if (!a.busy.empty()) {
-    std::string text = a.busy, error;
-    if (::access(a.busy.c_str(), R_OK) == 0 && !read_file(a.busy, text, error)) {
-      std::cerr << "hwaccel place: --busy: " << error << "\n";
-      return exit_failure;
-    }
-    auto busy = parse_busy(text);
-    if (!busy) {
-      std::cerr << "hwaccel place: " << busy.error().message << "\n";
-      return exit_usage;
-    }
-    options.busy = std::move(*busy);
-  }
+  if (!fabric_option("place", a.fabric, options.fabric)) return exit_usage;
+  if (int code = exit_failure; !busy_option("place", a.busy, options.busy, code)) return code;
   auto result = place_workloads(*fleet, *workloads, options);
   if (!result) {
     std::cerr << "hwaccel place: " << result.error().message << "\n";

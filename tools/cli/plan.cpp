@@ -186,29 +186,9 @@ int run_plan(const PlanArgs& a) {
 
   settings.expert_parallel = a.expert_parallel;
   std::optional<Fabric> fabric;
-  if (!a.fabric.empty()) {
-    auto f = parse_fabric(a.fabric);
-    if (!f) {
-      std::cerr << "hwaccel plan: " << f.error().message << "\n";
-      return exit_usage;
-    }
-    fabric = std::move(*f);
-  }
+  if (!fabric_option("plan", a.fabric, fabric)) return exit_usage;
   BusyDevices busy;
-  if (!a.busy.empty()) {
-    // A file (a list or a placement result) when one is there, else the list itself.
-    std::string text = a.busy, error;
-    if (::access(a.busy.c_str(), R_OK) == 0 && !read_file(a.busy, text, error)) {
-      std::cerr << "hwaccel plan: --busy: " << error << "\n";
-      return exit_failure;
-    }
-    auto parsed = parse_busy(text);
-    if (!parsed) {
-      std::cerr << "hwaccel plan: " << parsed.error().message << "\n";
-      return exit_usage;
-    }
-    busy = std::move(*parsed);
-  }
+  if (int code = exit_failure; !busy_option("plan", a.busy, busy, code)) return code;
   const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
   std::optional<Fleet> fleet;
   if (!a.fleet.empty()) {

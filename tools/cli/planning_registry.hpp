@@ -11,6 +11,8 @@
 #include <string_view>
 #include <utility>
 
+#include <unistd.h>
+
 #include "common.hpp"
 
 namespace hwaccel::cli {
@@ -50,6 +52,40 @@ inline std::optional<QuantizationLevel> quantization_option(std::string_view com
   if (error.empty()) return *level;
   std::cerr << "hwaccel " << command << ": " << option << ": " << error << "\n";
   return std::nullopt;
+}
+
+/// --fabric: the fabric between nodes, or nothing when the option is empty.
+/// On a bad value prints "hwaccel COMMAND: why" and returns false (a usage error).
+inline bool fabric_option(std::string_view command, const std::string& value, std::optional<Fabric>& out) {
+  if (value.empty()) return true;
+  auto fabric = parse_fabric(value);
+  if (!fabric) {
+    std::cerr << "hwaccel " << command << ": " << fabric.error().message << "\n";
+    return false;
+  }
+  out = std::move(*fabric);
+  return true;
+}
+
+/// --busy: a file (a list, or a placement result) when one is there, else
+/// the list itself. On failure prints why and sets `exit_code` (1 for an
+/// unreadable file, 2 for a bad list).
+inline bool busy_option(std::string_view command, const std::string& value, BusyDevices& out, int& exit_code) {
+  if (value.empty()) return true;
+  std::string text = value, error;
+  if (::access(value.c_str(), R_OK) == 0 && !read_file(value, text, error)) {
+    std::cerr << "hwaccel " << command << ": --busy: " << error << "\n";
+    exit_code = exit_failure;
+    return false;
+  }
+  auto busy = parse_busy(text);
+  if (!busy) {
+    std::cerr << "hwaccel " << command << ": " << busy.error().message << "\n";
+    exit_code = exit_usage;
+    return false;
+  }
+  out = std::move(*busy);
+  return true;
 }
 
 /// The options that size an inference plan, shared by plan and recommend.
