@@ -106,6 +106,12 @@ struct FitCheck {
   std::optional<std::uint64_t> host_capacity_bytes;
   std::optional<bool> host_fits;
   std::string reason;  ///< one sentence
+  /// Several nodes (plan_training over a cluster): the nodes the run spans
+  /// (devices_needed over the smallest node's accelerators, rounded up), and
+  /// a torchrun command for each of them; 1 and empty on one machine.
+  std::uint32_t nodes = 1;
+  std::uint32_t devices_per_node = 0;
+  std::string torchrun;
 
   friend bool operator==(const FitCheck&, const FitCheck&) = default;
 };
@@ -180,6 +186,14 @@ Result<TrainingEstimate> estimate_training(const ModelDescription& model, const 
 /// searched too. Backend-specific precision support (bf16 on pre-Ampere
 /// GPUs, NF4 without bitsandbytes) becomes a warning.
 Result<TrainingEstimate> plan_training(const AcceleratorRegistry& registry, const ModelDescription& model,
+                                       const TrainingSettings& settings, const AuxiliaryModels& auxiliary = {});
+
+/// The same over the nodes of a cluster (one node: as its registry). The
+/// data-parallel ranks, and the ZeRO/FSDP shards with them, span nodes;
+/// tensor parallelism stays inside a node (a warning says when the degree
+/// exceeds a node's high-bandwidth domain); pipeline stages may cross nodes.
+/// Each node's host memory holds what its own devices offload.
+Result<TrainingEstimate> plan_training(const Cluster& cluster, const ModelDescription& model,
                                        const TrainingSettings& settings, const AuxiliaryModels& auxiliary = {});
 
 /// The fewest devices of capacity `capacity_bytes` (already less any

@@ -218,4 +218,72 @@ Result<TrainingEstimate> plan_training(const AcceleratorRegistry& registry, cons
   return est;
 }
 
+Result<TrainingEstimate> plan_training(const Cluster& cluster, const ModelDescription& model,
+                                       const TrainingSettings& settings, const AuxiliaryModels& aux) {
+  if (cluster.nodes.empty()) return fail(ErrorKind::invalid_input, "the cluster has no nodes");
+  if (cluster.nodes.size() == 1) return plan_training(cluster.nodes.front().registry, model, settings, aux);
+  if (auto v = settings.validate(); !v) return fail(v.error());
+  // The accelerators of every node in one registry ("node/cuda:0"); hosts
+  // are checked node by node below, never pooled.
+  Inventory pooled;
+  std::size_t smallest_node = SIZE_MAX, widest_domain = 0;
+  const AcceleratorRegistry* first_with_host = nullptr;
+  for (const auto& node : cluster.nodes) {
+    std::size_t count = 0;
+    for (const auto& d : node.registry.devices()) {
+      if (d.family == Family::cpu) continue;
+      DeviceProfile copy = d;
+      copy.id = text::cat(node.name, "/", d.id);
+      pooled.devices.push_back(std::move(copy));
+      ++count;
+    }
+    if (count > 0) smallest_node = std::min(smallest_node, count);
+    for (const auto& domain : high_bandwidth_domains(node.registry)) widest_domain = std::max(widest_domain, domain.size());
+    if (!first_with_host && host_of(node.registry)) first_with_host = &node.registry;
+  }
+  if (smallest_node == SIZE_MAX)
+    return fail(ErrorKind::unsupported, text::cat("no accelerator on any of the ", cluster.nodes.size(), " nodes"));
+  auto est = plan_training(AcceleratorRegistry(std::move(pooled)), model, settings, aux);
+  if (!est) return est;
+  std::erase_if(est->assumptions, [](const std::string& a) { return a.starts_with("host memory for offloaded states"); });
+  FitCheck& fit = *est->fit;
+  fit.devices_per_node = static_cast<std::uint32_t>(smallest_node);
+  fit.nodes = static_cast<std::uint32_t>((fit.devices_needed + smallest_node - 1) / smallest_node);
+  if (fit.nodes > cluster.nodes.size()) {
+    fit.fits = false;
+    fit.reason += text::cat("; it spans ", fit.nodes, " nodes of ", smallest_node, " devices, the cluster has ",
+                            cluster.nodes.size());
+  }
+  const std::uint32_t tp = est->settings.tensor_parallel;
+  if (tp > widest_domain)
+    est->warnings.push_back(text::cat("tensor parallel (", tp, ") is wider than a node's high-bandwidth domain (",
+                                      widest_domain, "): its all-reduces would cross PCIe or the network"));
+  if (est->per_device.host_bytes > 0) {
+    const u64 per_node = std::min<u64>(smallest_node, fit.devices_needed);
+    if (first_with_host) {
+      const DeviceProfile* host = host_of(*first_with_host);
+      const u64 memory = host->memory_free_bytes ? *host->memory_free_bytes : *host->memory_bytes;
+      fit.host_capacity_bytes = static_cast<u64>(static_cast<double>(memory) * (1.0 - settings.reserve_fraction));
+      const u64 host_need = est->per_device.host_bytes * per_node;
+      fit.host_fits = host_need <= *fit.host_capacity_bytes;
+      if (!*fit.host_fits) {
+        fit.fits = false;
+        fit.reason += text::cat("; each node's host needs ", gb(host_need), " for offloaded states (", per_node,
+                                " devices), more than its ", gb(*fit.host_capacity_bytes), " usable");
+      }
+    } else {
+      est->assumptions.push_back("host memory for offloaded states is not checked: no node's registry describes its host");
+    }
+  }
+  const u64 nproc = std::min<u64>(smallest_node, fit.devices_needed);
+  fit.torchrun = text::cat("torchrun --nnodes ", fit.nodes, " --nproc-per-node ", nproc,
+                           " --rdzv-backend c10d --rdzv-endpoint $HEAD_ADDR:29400 --rdzv-id train YOUR_TRAINING_SCRIPT.py");
+  est->assumptions.push_back(text::cat(
+      "nodes: ", fit.nodes, " of ", cluster.nodes.size(), " (", smallest_node, " devices each); the ",
+      est->settings.data_parallel, " data-parallel ranks and their ZeRO/FSDP shards span nodes, tensor parallelism (",
+      tp, ") stays inside one, pipeline stages (", est->settings.pipeline_parallel, ") may cross them; each node's host "
+      "holds what its own devices offload"));
+  return est;
+}
+
 }  // namespace hwaccel

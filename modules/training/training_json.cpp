@@ -96,6 +96,10 @@ std::string to_json(const TrainingEstimate& e, bool pretty) {
     w.field("capacity_bytes", f.capacity_bytes).field("fits", f.fits);
     w.field("host_capacity_bytes", f.host_capacity_bytes).field("host_fits", f.host_fits);
     w.field("reason", f.reason);
+    if (f.nodes > 1 || !f.torchrun.empty()) {
+      w.field("nodes", f.nodes).field("devices_per_node", f.devices_per_node);
+      w.field("torchrun", f.torchrun);
+    }
     w.end_object();
   }
   if (e.minimum) {

@@ -380,3 +380,44 @@ TEST(Busy, ListsAndPlacements) {
 }
 
 }  // namespace
+
+namespace {
+
+TrainingSettings zero3(std::uint32_t dp, std::uint32_t tp) {
+  TrainingSettings s;
+  s.method = TrainingMethod::full;
+  s.zero_stage = 3;
+  s.data_parallel = dp;
+  s.tensor_parallel = tp;
+  return s;
+}
+
+// Training over several nodes: ZeRO-3 shards across every data-parallel
+// rank, on whichever node it runs; tensor parallelism inside a node.
+TEST(MultiNodeTraining, ZeroShardsSpanNodesTensorParallelStaysInside) {
+  const auto m = model("llama-3.1-70b");
+  const auto nodes = plan_training(cluster("4x(8xH100-SXM-80GB)"), m, zero3(4, 8)).value();
+  const auto pooled = plan_training(hypothetical_registry("32xH100-SXM-80GB").value(), m, zero3(4, 8)).value();
+  ASSERT_TRUE(nodes.fit.has_value());
+  EXPECT_TRUE(nodes.fit->fits) << nodes.fit->reason;
+  EXPECT_EQ(nodes.per_device, pooled.per_device);  // the same shards, wherever the ranks run
+  EXPECT_EQ(nodes.fit->nodes, 4u);
+  EXPECT_EQ(nodes.fit->devices_per_node, 8u);
+  EXPECT_EQ(nodes.fit->torchrun.rfind("torchrun --nnodes 4 --nproc-per-node 8 --rdzv-backend c10d", 0), 0u);
+  for (const auto& w : nodes.warnings) EXPECT_EQ(w.find("high-bandwidth domain"), std::string::npos) << w;
+  // Tensor parallel 16 crosses a node's NVSwitch domain of 8: said.
+  const auto wide = plan_training(cluster("4x(8xH100-SXM-80GB)"), m, zero3(2, 16)).value();
+  bool said = false;
+  for (const auto& w : wide.warnings) said |= w.find("wider than a node's high-bandwidth domain (8)") != std::string::npos;
+  EXPECT_TRUE(said);
+  // More ranks than the cluster holds.
+  const auto short_of = plan_training(cluster("2x(8xH100-SXM-80GB)"), m, zero3(4, 8)).value();
+  EXPECT_FALSE(short_of.fit->fits);
+  EXPECT_NE(short_of.fit->reason.find("needs 32 devices"), std::string::npos) << short_of.fit->reason;
+  // One node: exactly the registry's estimate.
+  const auto registry = hypothetical_registry("8xH100-SXM-80GB").value();
+  EXPECT_EQ(plan_training(Cluster::replicate(registry, 1), m, zero3(1, 8)).value(),
+            plan_training(registry, m, zero3(1, 8)).value());
+}
+
+}  // namespace

@@ -56,6 +56,7 @@ struct TrainArgs {
   double reserve = 0.10;
   std::string fixture;
   std::string devices;
+  std::uint32_t nodes = 1;
   bool json = false;
   bool human = false;
   bool pretty = false;
@@ -137,6 +138,9 @@ std::string human_estimate(const TrainingEstimate& e, bool color) {
   if (e.fit) {
     out += fmt::format("\n{}Fits{}         {}{}{}: {}\n", bold, reset, e.fit->fits ? green : red, e.fit->fits ? "yes" : "no",
                        reset, e.fit->reason);
+    if (e.fit->nodes > 1)
+      out += fmt::format("{}Nodes{}        {} of {} devices each; launch on each: {}\n", bold, reset, e.fit->nodes,
+                         e.fit->devices_per_node, e.fit->torchrun);
   }
   if (e.minimum) out += fmt::format("{}Minimum{}      {}\n", bold, reset, e.minimum->summary);
   if (!e.warnings.empty()) {
@@ -247,11 +251,26 @@ int run_train(const TrainArgs& a) {
     aux.reward = std::move(*m);
   }
 
-  int failure = exit_failure;
-  auto registry = planning_registry("train", a.devices, a.fixture, failure);
-  if (!registry) return failure;
-
-  auto estimate = plan_training(*registry, model, s, aux);
+  Result<TrainingEstimate> estimate = fail(ErrorKind::unsupported, "no estimate");
+  if (a.devices.find('(') != std::string::npos) {
+    // Nodes of hypothetical devices: "4x(8xH100-SXM-80GB)".
+    if (a.nodes > 1) {
+      std::cerr << "hwaccel train: --nodes copies one node; --devices already names the nodes\n";
+      return exit_usage;
+    }
+    auto cluster = hypothetical_cluster(a.devices);
+    if (!cluster) {
+      std::cerr << "hwaccel train: --devices: " << cluster.error().message << "\n";
+      return exit_usage;
+    }
+    estimate = plan_training(*cluster, model, s, aux);
+  } else {
+    int failure = exit_failure;
+    auto registry = planning_registry("train", a.devices, a.fixture, failure);
+    if (!registry) return failure;
+    estimate = a.nodes > 1 ? plan_training(Cluster::replicate(*registry, a.nodes), model, s, aux)
+                           : plan_training(*registry, model, s, aux);
+  }
   if (!estimate) {
     std::cerr << "hwaccel train: " << estimate.error().message << "\n";
     return estimate.error().kind == ErrorKind::invalid_input ? exit_usage : exit_failure;
@@ -304,8 +323,10 @@ Command add_train_command(CLI::App& app) {
   cmd->add_option("--reward-model", args->reward_model, "RLHF reward model (the value model takes its shape): catalogue id or file");
   cmd->add_option("--reserve", args->reserve, "Fraction of each device's memory kept free")->check(CLI::Range(0.0, 0.95))->capture_default_str();
   auto* fixture = cmd->add_option("--fixture", args->fixture, "Check against a captured machine (fixture folder)")->check(CLI::ExistingDirectory);
-  auto* devices = cmd->add_option("--devices", args->devices, "Check against hypothetical devices, e.g. 8xH100-SXM-80GB (see `hwaccel specs`)");
+  auto* devices = cmd->add_option("--devices", args->devices, "Check against hypothetical devices, e.g. 8xH100-SXM-80GB (see `hwaccel specs`), or nodes of them: 4x(8xH100-SXM-80GB)");
   fixture->excludes(devices);
+  cmd->add_option("--nodes", args->nodes, "Check against N nodes like this machine, the fixture or --devices")
+      ->check(CLI::Range(1u, max_cluster_nodes));
   auto* json_flag = cmd->add_flag("--json", args->json, "JSON output");
   auto* human_flag = cmd->add_flag("--human", args->human, "Text output even when stdout is not a terminal");
   json_flag->excludes(human_flag);
