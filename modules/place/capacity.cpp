@@ -2,7 +2,6 @@
 module;
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -13,39 +12,6 @@ module;
 module hwaccel.place;
 
 namespace hwaccel {
-
-Result<place_detail::FewestNodes> place_detail::fewest_nodes(
-    std::uint32_t max, const std::function<Result<Plan>(std::uint32_t)>& plan_on) {
-  std::uint32_t low = 0, high = 1;  // low: known not to fit (0: none tried)
-  FewestNodes out;
-  for (;;) {
-    auto plan = plan_on(high);
-    if (!plan) return fail(plan.error());
-    if (plan->fits) {
-      out.plan = std::move(*plan);
-      break;
-    }
-    low = high;
-    if (high >= max) {
-      out.plan = std::move(*plan);
-      return out;
-    }
-    high = high > max / 2 ? max : high * 2;
-  }
-  while (high - low > 1) {
-    const std::uint32_t mid = low + (high - low) / 2;
-    auto plan = plan_on(mid);
-    if (!plan) return fail(plan.error());
-    if (plan->fits) {
-      high = mid;
-      out.plan = std::move(*plan);
-    } else {
-      low = mid;
-    }
-  }
-  out.nodes = high;
-  return out;
-}
 
 namespace {
 
@@ -101,13 +67,8 @@ Result<CapacityReport> what_is_missing(const Fleet& fleet, const ModelDescriptio
     settings.quantization =
         model.source == ModelSource::gguf && model.stored && model.stored->level ? *model.stored->level
                                                                                  : QuantizationLevel::bf16;
-  std::optional<Fabric> fabric = options.fabric ? options.fabric : fabric_of(node->registry);
-  const auto plan_on = [&](std::uint32_t n) -> Result<Plan> {
-    Cluster cluster = Cluster::replicate(node->registry, n);
-    cluster.fabric = fabric;
-    return plan_inference(cluster, model, settings);
-  };
-  auto fewest = place_detail::fewest_nodes(options.max_nodes, plan_on);
+  const std::optional<Fabric> fabric = options.fabric ? options.fabric : fabric_of(node->registry);
+  auto fewest = fewest_nodes(node->registry, model, settings, options.max_nodes, fabric);
   if (!fewest) return fail(fewest.error());
   CapacityReport report;
   report.model_name = model.name;

@@ -4,7 +4,6 @@
 // models' replicas onto the fleet's nodes and devices.
 module;
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -159,16 +158,3 @@ std::string to_json(const PlacementResult& result, bool pretty = false);
 
 }  // namespace hwaccel
 
-// Module-internal: what capacity.cpp and placement.cpp share.
-namespace hwaccel::place_detail {
-
-/// The fewest nodes n in 1..max for which `plan_on(n)` fits, found by
-/// doubling and then halving the gap (fitting only gets easier with more
-/// nodes), with the fitting plan; or the plan on `max` nodes, not fitting.
-struct FewestNodes {
-  std::optional<std::uint32_t> nodes;
-  Plan plan;
-};
-Result<FewestNodes> fewest_nodes(std::uint32_t max, const std::function<Result<Plan>(std::uint32_t)>& plan_on);
-
-}  // namespace hwaccel::place_detail

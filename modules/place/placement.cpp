@@ -118,11 +118,7 @@ Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, co
   }
   // Whole nodes (a pipeline over a node's domains, then over several
   // nodes), up to as many as the fleet has of the kind.
-  auto fewest = place_detail::fewest_nodes(kind.nodes, [&](std::uint32_t n) {
-    Cluster cluster = Cluster::replicate(*kind.sample, n);
-    cluster.fabric = fabric ? fabric : fabric_of(*kind.sample);
-    return plan_inference(cluster, model, s);
-  });
+  auto fewest = fewest_nodes(*kind.sample, model, s, kind.nodes, fabric ? fabric : fabric_of(*kind.sample));
   if (!fewest) return fail(fewest.error());
   if (fewest->nodes && fewest->plan.strategy.cpu_offload_layers == 0) {
     Fit fit;

@@ -96,6 +96,9 @@ struct RecommendOptions {
   /// accelerators.
   InferenceSettings settings;
   std::vector<CloudProvider> providers;  ///< empty: every provider
+  /// Instances a model may span (a multi-node plan over copies of one
+  /// instance type); 1: each instance alone.
+  std::uint32_t max_instances = 1;
 };
 
 /// Why an instance was not recommended.
@@ -111,6 +114,7 @@ std::string_view to_string(RejectionKind kind) noexcept;
 /// The verdict on one instance.
 struct InstanceVerdict {
   CloudInstanceType instance;
+  std::uint32_t instances = 1;  ///< copies of the instance the plan spans (RecommendOptions::max_instances)
   bool recommended = false;
   std::optional<RejectionKind> rejection;
   std::string reason;        ///< one sentence for rejections; empty otherwise
@@ -121,7 +125,8 @@ struct InstanceVerdict {
   bool summed_memory_fits = false;
   /// The plan on the instance's devices (absent when the planner refused).
   std::optional<Plan> plan;
-  /// Price per million decoded tokens at the plan's total decode rate.
+  /// Price per million decoded tokens at the plan's total decode rate, for
+  /// all `instances` together.
   std::optional<double> usd_per_million_tokens;
 
   friend bool operator==(const InstanceVerdict&, const InstanceVerdict&) = default;

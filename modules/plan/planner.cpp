@@ -463,6 +463,42 @@ Result<Plan> plan_inference(const Cluster& cluster, const ModelDescription& mode
   return plan_on(machines_of(cluster), model, settings);
 }
 
+Result<NodeCount> fewest_nodes(const AcceleratorRegistry& node, const ModelDescription& model,
+                               const InferenceSettings& settings, std::uint32_t max_nodes,
+                               const std::optional<Fabric>& fabric) {
+  if (max_nodes == 0 || max_nodes > max_cluster_nodes)
+    return fail(ErrorKind::invalid_input, text::cat("the most nodes to try must be 1..", max_cluster_nodes));
+  const auto plan_on = [&](std::uint32_t n) {
+    Cluster cluster = Cluster::replicate(node, n);
+    cluster.fabric = fabric;
+    return plan_inference(cluster, model, settings);
+  };
+  std::uint32_t low = 0, high = 1;  // low: known not to fit (0: none tried)
+  NodeCount out;
+  for (;;) {
+    auto plan = plan_on(high);
+    if (!plan) return fail(plan.error());
+    out.plan = std::move(*plan);
+    if (out.plan.fits) break;
+    low = high;
+    if (high >= max_nodes) return out;
+    high = high > max_nodes / 2 ? max_nodes : high * 2;
+  }
+  while (high - low > 1) {
+    const std::uint32_t mid = low + (high - low) / 2;
+    auto plan = plan_on(mid);
+    if (!plan) return fail(plan.error());
+    if (plan->fits) {
+      high = mid;
+      out.plan = std::move(*plan);
+    } else {
+      low = mid;
+    }
+  }
+  out.nodes = high;
+  return out;
+}
+
 Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, std::uint64_t parameters) {
   auto model = ModelDescription::from_parameter_count(parameters);
   if (!model) return fail(model.error());

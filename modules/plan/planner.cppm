@@ -201,6 +201,19 @@ Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDesc
 Result<Plan> plan_inference(const Cluster& cluster, const ModelDescription& model,
                             const InferenceSettings& settings = {});
 
+/// The fewest copies of one node that hold a model.
+struct NodeCount {
+  std::optional<std::uint32_t> nodes;  ///< empty: even max_nodes copies do not hold it
+  Plan plan;                           ///< on that many copies, or on max_nodes copies (not fitting)
+};
+
+/// The fewest n in 1..max_nodes for which plan_inference over n copies of
+/// `node` (joined by `fabric`) fits: doubling, then halving the gap, since
+/// fitting only gets easier with more nodes; O(log max_nodes) plans.
+Result<NodeCount> fewest_nodes(const AcceleratorRegistry& node, const ModelDescription& model,
+                               const InferenceSettings& settings, std::uint32_t max_nodes,
+                               const std::optional<Fabric>& fabric = {});
+
 /// The highest-quality level that fits the registry's devices (all of them
 /// together, as plan_inference would place it) and that every device used
 /// runs natively or weight-only. An unsupported error when none fits.

@@ -113,8 +113,8 @@ std::string memory_reason(const InstanceVerdict& v, const Plan& plan, std::uint6
 }
 
 bool cheaper(const InstanceVerdict& a, const InstanceVerdict& b) {
-  if (a.instance.price_usd_per_hour != b.instance.price_usd_per_hour)
-    return a.instance.price_usd_per_hour < b.instance.price_usd_per_hour;
+  const double price_a = a.instance.price_usd_per_hour * a.instances, price_b = b.instance.price_usd_per_hour * b.instances;
+  if (price_a != price_b) return price_a < price_b;
   if (a.instance.provider != b.instance.provider) return a.instance.provider < b.instance.provider;
   if (a.instance.name != b.instance.name) return a.instance.name < b.instance.name;
   return a.instance.region < b.instance.region;
@@ -193,10 +193,22 @@ Result<InstanceRecommendation> recommend_instances(const ModelDescription& model
       out.rejected.push_back(std::move(v));
       continue;
     }
+    // Too small alone: the fewest copies of the instance that hold it, when allowed.
+    if (!plan->fits && options.max_instances > 1) {
+      auto copies = fewest_nodes(*registry, model, settings, options.max_instances);
+      if (!copies) return fail(copies.error());
+      if (copies->nodes) {
+        v.instances = *copies->nodes;
+        plan = std::move(copies->plan);
+      }
+    }
     if (plan->fits) {
       v.recommended = true;
       if (const auto& rate = plan->throughput.decode_tokens_per_s_total; rate && *rate > 0)
-        v.usd_per_million_tokens = inst.price_usd_per_hour / (*rate * 3600.0) * 1e6;
+        v.usd_per_million_tokens = inst.price_usd_per_hour * v.instances / (*rate * 3600.0) * 1e6;
+      if (v.instances > 1)
+        v.reason = text::cat(v.instances, " instances, ", plan->strategy.name(),
+                             "; the network between them is not in the catalogue: hops counted like hops inside one");
       v.plan = std::move(*plan);
       out.recommended.push_back(std::move(v));
       continue;
@@ -250,6 +262,8 @@ std::string to_json(const InstanceRecommendation& r, bool pretty) {
     w.field("price_usd_per_hour", i.price_usd_per_hour);
     w.field("price_date", i.price_date);
     w.field("price_source", i.price_source);
+    w.field("instances", v.instances);
+    w.field("price_usd_per_hour_total", i.price_usd_per_hour * v.instances);
     w.field("recommended", v.recommended);
     w.key("rejection");
     if (v.rejection) w.value(to_string(*v.rejection));

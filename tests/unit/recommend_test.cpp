@@ -398,4 +398,33 @@ TEST(Recommend, JsonListsRejectionsWithReasons) {
   EXPECT_NE(json.find(R"("recommended":true,"rejection":null)"), std::string::npos);
 }
 
+// A model too large for any one instance: with --max-instances it spans
+// copies of one type, priced and ordered as all of them together.
+TEST(Recommend, SeveralInstancesForAModelNoneHolds) {
+  const auto m = model("llama-3.1-405b");
+  RecommendOptions o = at(QuantizationLevel::bf16);
+  o.providers = {CloudProvider::aws};
+  const auto alone = recommend_instances(m, o, builtin()).value();
+  for (const auto& v : alone.recommended) EXPECT_EQ(v.instances, 1u) << v.instance.name;
+  bool p5_rejected = false;
+  for (const auto& v : alone.rejected) p5_rejected |= v.instance.name == "p5.48xlarge";
+  EXPECT_TRUE(p5_rejected);  // 8 x 80 GB cannot hold 810 GB
+  o.max_instances = 4;
+  const auto spanning = recommend_instances(m, o, builtin()).value();
+  const InstanceVerdict* p5 = nullptr;
+  for (const auto& v : spanning.recommended)
+    if (v.instance.name == "p5.48xlarge") p5 = &v;
+  ASSERT_NE(p5, nullptr);
+  EXPECT_EQ(p5->instances, 2u);  // TP 8 x PP 2, as on two DGX H100
+  ASSERT_TRUE(p5->plan.has_value());
+  EXPECT_EQ(p5->plan->strategy.nodes, 2u);
+  EXPECT_EQ(p5->plan->strategy.tensor_parallel, 8u);
+  for (std::size_t k = 1; k < spanning.recommended.size(); ++k) {
+    const auto& a = spanning.recommended[k - 1];
+    const auto& b = spanning.recommended[k];
+    EXPECT_LE(a.instance.price_usd_per_hour * a.instances, b.instance.price_usd_per_hour * b.instances);
+  }
+  EXPECT_NE(to_json(spanning).find("\"instances\":2"), std::string::npos);
+}
+
 }  // namespace

@@ -28,6 +28,7 @@ struct RecommendArgs {
   std::string providers;
   std::string catalogue;
   std::size_t top = 5;
+  std::uint32_t max_instances = 1;
   bool json = false;
   bool human = false;
   bool pretty = false;
@@ -46,9 +47,11 @@ std::string instance_line(const InstanceVerdict& v) {
       rate = fmt::format("{:.0f}", *v.plan->throughput.decode_tokens_per_s_total);
   }
   if (v.usd_per_million_tokens) per_million = fmt::format("{:.2f}", *v.usd_per_million_tokens);
-  return fmt::format("{:<6} {:<28} {:>9.2f} {:>4} x {:<17} {:<10} {:<34} {:>8} {:>8}\n", to_string(i.provider), i.name,
-                     i.price_usd_per_hour, i.count, i.accelerator, to_string(i.interconnect), strategy, rate,
-                     per_million);
+  // Several instances: "2 x p5.48xlarge" at the price of both.
+  const std::string name = v.instances > 1 ? fmt::format("{} x {}", v.instances, i.name) : i.name;
+  return fmt::format("{:<6} {:<28} {:>9.2f} {:>4} x {:<17} {:<10} {:<34} {:>8} {:>8}\n", to_string(i.provider), name,
+                     i.price_usd_per_hour * v.instances, i.count, i.accelerator, to_string(i.interconnect), strategy,
+                     rate, per_million);
 }
 
 std::string human_recommendation(const InstanceRecommendation& r, std::size_t top, bool verbose, bool color) {
@@ -69,7 +72,7 @@ std::string human_recommendation(const InstanceRecommendation& r, std::size_t to
   }
   // Rejections that matter: instances cheaper than the first recommendation
   // (all of them when nothing fits).
-  const double best = r.recommended.empty() ? 1e300 : r.recommended.front().instance.price_usd_per_hour;
+  const double best = r.recommended.empty() ? 1e300 : r.recommended.front().instance.price_usd_per_hour * r.recommended.front().instances;
   std::vector<const InstanceVerdict*> cheaper;
   for (const auto& v : r.rejected)
     if (verbose || v.instance.price_usd_per_hour < best) cheaper.push_back(&v);
@@ -96,6 +99,7 @@ int run_recommend(const RecommendArgs& a) {
   if (!q) return exit_usage;
   settings.quantization = *q;
   if (!apply_sequence_options("recommend", a.sequence, settings)) return exit_usage;
+  options.max_instances = a.max_instances;
   for (std::string_view rest = a.providers; !rest.empty();) {
     const auto comma = rest.find(',');
     const std::string_view name = text::trim(rest.substr(0, comma));
@@ -164,6 +168,9 @@ Command add_recommend_command(CLI::App& app) {
   cmd->add_option("--catalogue", args->catalogue,
                   "Instance catalogue file replacing the built-in one (default: $HWACCEL_INSTANCE_CATALOGUE, else "
                   "built in; format in docs/planning.md)");
+  cmd->add_option("--max-instances", args->max_instances,
+                  "A model too large for one instance may span up to N of the same type (a multi-node plan)")
+      ->check(CLI::Range(1u, 4096u));
   cmd->add_option("--top", args->top, "Instances listed in text output")->check(CLI::Range(std::size_t{1}, std::size_t{10000}));
   cmd->add_flag("--verbose,-v", args->verbose, "List every rejected instance with its reason");
   auto* json_flag = cmd->add_flag("--json", args->json, "JSON output (every instance, rejected ones with their reason)");
