@@ -16,8 +16,6 @@ module hwaccel.plan;
 namespace hwaccel {
 namespace {
 
-constexpr std::uint64_t max_cluster_devices = 1'000'000;
-
 // One small message between two nodes through the NIC, end to end, as
 // NCCL's point-to-point tests report them (docs/planning.md cites them).
 double latency_of(std::string_view kind) {
@@ -114,7 +112,12 @@ std::optional<Fabric> fabric_of(const AcceleratorRegistry& registry) {
   return f;
 }
 
-Cluster Cluster::replicate(const AcceleratorRegistry& node, std::uint32_t count) {
+Result<Cluster> Cluster::replicate(const AcceleratorRegistry& node, std::uint32_t count) {
+  if (count == 0 || count > max_cluster_nodes)
+    return fail(ErrorKind::invalid_input, text::cat("nodes must be 1..", max_cluster_nodes, ", got ", count));
+  if (static_cast<std::uint64_t>(count) * std::max<std::size_t>(node.devices().size(), 1) > max_cluster_devices)
+    return fail(ErrorKind::invalid_input, text::cat(count, " copies of a node of ", node.devices().size(),
+                                                    " devices are more than ", max_cluster_devices, " devices"));
   Cluster c;
   c.nodes.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) c.nodes.push_back(ClusterNode{text::cat("node", i), node});

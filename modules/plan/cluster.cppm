@@ -74,8 +74,9 @@ struct Cluster {
   /// launch commands name them; otherwise they read $HEAD_ADDR.
   bool named_hosts = false;
 
-  /// `count` copies of `node`, named "node0", "node1", ... (`--nodes N`).
-  static Cluster replicate(const AcceleratorRegistry& node, std::uint32_t count);
+  /// `count` copies of `node`, named "node0", "node1", ... (`--nodes N`);
+  /// an invalid_input error beyond max_cluster_nodes or max_cluster_devices.
+  static Result<Cluster> replicate(const AcceleratorRegistry& node, std::uint32_t count);
   /// Accelerators over every node (CPUs not counted).
   std::size_t accelerator_count() const;
   /// The fabric planning uses: `fabric`, else the slowest any node reports.
@@ -85,13 +86,17 @@ struct Cluster {
 
 /// Most nodes a cluster may have.
 inline constexpr std::uint32_t max_cluster_nodes = 100'000;
+/// Most devices (CPUs included) over all of a cluster's nodes: a bound on
+/// the memory a plan over hypothetical or copied nodes may take.
+inline constexpr std::uint64_t max_cluster_devices = 262'144;
 
 /// A cluster of hypothetical nodes: "2x(8xH100-SXM-80GB)" (two nodes of
 /// eight), "4x(8xMI300X)+2x(8xH200-SXM-141GB)", "18x(4xGB200)" (nodes of a
 /// product whose fabric spans more devices than a node holds share its
 /// domains: 72 GB200 per NVL72 domain). A plain device list
 /// ("8xH100-SXM-80GB") is one node. Errors as hypothetical_registry's, and
-/// for unbalanced parentheses or a node count of 0.
+/// for unbalanced parentheses, a node count of 0, or more than
+/// max_cluster_nodes nodes or max_cluster_devices devices.
 Result<Cluster> hypothetical_cluster(std::string_view text);
 
 }  // namespace hwaccel

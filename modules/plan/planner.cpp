@@ -75,13 +75,14 @@ std::vector<QuantizationLevel> ladder(const Machines& machines, std::optional<Qu
   const std::vector<Q> npu = {Q::fp16, Q::int8, Q::int4};
   if (family) return *family == QuantizationFamily::gguf ? gguf : datacenter;
   std::size_t datacenter_votes = 0, gguf_votes = 0, npu_votes = 0;
-  for (const auto* registry : machines.registries)
-  for (const auto& d : registry->devices()) {
-    if (!d.available || !d.visible || d.family == Family::cpu) continue;
-    if (d.backend == Backend::apple && d.family == Family::gpu) ++gguf_votes;
-    else if (d.backend == Backend::vulkan) ++gguf_votes;
-    else if (d.family == Family::npu) ++npu_votes;
-    else ++datacenter_votes;
+  for (const auto* registry : machines.registries) {
+    for (const auto& d : registry->devices()) {
+      if (!d.available || !d.visible || d.family == Family::cpu) continue;
+      if (d.backend == Backend::apple && d.family == Family::gpu) ++gguf_votes;
+      else if (d.backend == Backend::vulkan) ++gguf_votes;
+      else if (d.family == Family::npu) ++npu_votes;
+      else ++datacenter_votes;
+    }
   }
   if (datacenter_votes + gguf_votes + npu_votes == 0) return gguf;
   if (npu_votes > datacenter_votes && npu_votes > gguf_votes) return npu;
@@ -277,8 +278,10 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   if (s.expert_parallel && !model.architecture.moe.is_moe())
     as.push_back("expert parallelism asked for, but the model has no experts: not used");
   else if (s.expert_parallel && plan.strategy.expert_parallel == 1)
-    as.push_back(text::cat("expert parallelism not used: the ", model.architecture.moe.experts,
-                           " experts do not divide evenly over a tensor-parallel group of ", l.tp));
+    as.push_back(l.tp < 2 ? std::string("expert parallelism not used: the plan has no tensor-parallel group to spread "
+                                        "the experts over")
+                          : text::cat("expert parallelism not used: the ", model.architecture.moe.experts,
+                                      " experts do not divide evenly over a tensor-parallel group of ", l.tp));
   else if (plan.strategy.expert_parallel > 1)
     as.push_back(text::cat("expert parallel (", plan.strategy.expert_parallel, "): each device of a tensor-parallel "
                            "group holds ", model.architecture.moe.experts / plan.strategy.expert_parallel,
@@ -468,10 +471,15 @@ Result<NodeCount> fewest_nodes(const AcceleratorRegistry& node, const ModelDescr
                                const std::optional<Fabric>& fabric) {
   if (max_nodes == 0 || max_nodes > max_cluster_nodes)
     return fail(ErrorKind::invalid_input, text::cat("the most nodes to try must be 1..", max_cluster_nodes));
+  // No more copies than a cluster may hold devices.
+  max_nodes = std::max<std::uint32_t>(
+      1, static_cast<std::uint32_t>(std::min<std::uint64_t>(
+             max_nodes, max_cluster_devices / std::max<std::size_t>(node.devices().size(), 1))));
   const auto plan_on = [&](std::uint32_t n) {
-    Cluster cluster = Cluster::replicate(node, n);
-    cluster.fabric = fabric;
-    return plan_inference(cluster, model, settings);
+    auto cluster = Cluster::replicate(node, n);
+    if (!cluster) return Result<Plan>(fail(cluster.error()));
+    cluster->fabric = fabric;
+    return plan_inference(*cluster, model, settings);
   };
   std::uint32_t low = 0, high = 1;  // low: known not to fit (0: none tried)
   NodeCount out;

@@ -350,7 +350,7 @@ PYBIND11_MODULE(_native, m) {
           } else if (!registry) {
             raise_argument("registry", "no registry and no cluster to plan on");
           } else if (node_count > 1) {
-            cluster = Cluster::replicate(*registry, node_count);
+            cluster = value_or_raise(Cluster::replicate(*registry, node_count), "nodes");
           }
           if (fabric) {
             Fabric parsed = value_or_raise(parse_fabric(*fabric), "fabric");

@@ -108,7 +108,7 @@ TEST(MultiNode, OneNodeClusterPlansAsItsRegistry) {
   const auto registry = hypothetical_registry("8xH100-SXM-80GB").value();
   for (const char* id : {"llama-3.1-70b", "mixtral-8x7b", "llama-3.1-405b"}) {
     const auto from_registry = plan_inference(registry, model(id)).value();
-    const auto from_cluster = plan_inference(Cluster::replicate(registry, 1), model(id)).value();
+    const auto from_cluster = plan_inference(Cluster::replicate(registry, 1).value(), model(id)).value();
     EXPECT_EQ(from_registry, from_cluster) << id;
   }
 }
@@ -249,6 +249,11 @@ TEST(MultiNode, ClusterSyntaxErrors) {
     EXPECT_EQ(c.error().kind, ErrorKind::invalid_input) << bad;
     EXPECT_FALSE(c.error().message.empty());
   }
+  EXPECT_FALSE(hypothetical_cluster("40000x(8xH100-SXM-80GB)").has_value());  // 320 000 devices
+  const auto big_node = hypothetical_registry("64xH100-SXM-80GB").value();
+  EXPECT_FALSE(Cluster::replicate(big_node, 5000).has_value());
+  EXPECT_FALSE(Cluster::replicate(big_node, 0).has_value());
+  EXPECT_TRUE(Cluster::replicate(big_node, 4000).has_value());
   const Cluster mixed = cluster("2x(8xH100-SXM-80GB)+(4xA100-SXM-80GB)+8xL4-24GB");
   ASSERT_EQ(mixed.nodes.size(), 4u);
   EXPECT_EQ(mixed.nodes[2].registry.devices().size(), 4u);
@@ -416,7 +421,7 @@ TEST(MultiNodeTraining, ZeroShardsSpanNodesTensorParallelStaysInside) {
   EXPECT_NE(short_of.fit->reason.find("needs 32 devices"), std::string::npos) << short_of.fit->reason;
   // One node: exactly the registry's estimate.
   const auto registry = hypothetical_registry("8xH100-SXM-80GB").value();
-  EXPECT_EQ(plan_training(Cluster::replicate(registry, 1), m, zero3(1, 8)).value(),
+  EXPECT_EQ(plan_training(Cluster::replicate(registry, 1).value(), m, zero3(1, 8)).value(),
             plan_training(registry, m, zero3(1, 8)).value());
 }
 

@@ -266,7 +266,12 @@ int run_plan(const PlanArgs& a) {
       int failure = exit_failure;
       auto registry = planning_registry("plan", a.devices, a.fixture, failure);
       if (!registry) return failure;
-      cluster = Cluster::replicate(*registry, a.nodes);
+      auto copies = Cluster::replicate(*registry, a.nodes);
+      if (!copies) {
+        std::cerr << "hwaccel plan: --nodes: " << copies.error().message << "\n";
+        return exit_usage;
+      }
+      cluster = std::move(*copies);
     }
     cluster.fabric = fabric;
     plan = plan_inference(cluster, model, settings);

@@ -268,8 +268,16 @@ int run_train(const TrainArgs& a) {
     int failure = exit_failure;
     auto registry = planning_registry("train", a.devices, a.fixture, failure);
     if (!registry) return failure;
-    estimate = a.nodes > 1 ? plan_training(Cluster::replicate(*registry, a.nodes), model, s, aux)
-                           : plan_training(*registry, model, s, aux);
+    if (a.nodes > 1) {
+      auto cluster = Cluster::replicate(*registry, a.nodes);
+      if (!cluster) {
+        std::cerr << "hwaccel train: --nodes: " << cluster.error().message << "\n";
+        return exit_usage;
+      }
+      estimate = plan_training(*cluster, model, s, aux);
+    } else {
+      estimate = plan_training(*registry, model, s, aux);
+    }
   }
   if (!estimate) {
     std::cerr << "hwaccel train: " << estimate.error().message << "\n";
