@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from . import _native
 from ._records import Record
@@ -120,6 +120,49 @@ class Fleet:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Fleet) and self._json == other._json
+    def place(
+        self,
+        workloads: Union[str, Iterable[Mapping[str, Any]]],
+        *,
+        busy: Union[None, str, Iterable[str]] = None,
+        fabric: Optional[str] = None,
+        exact_max: int = 12,
+    ) -> Record:
+        """Places model replicas on this fleet's nodes (``hwaccel place``;
+        docs/planning.md, "Placement"): ``workloads`` is a workloads document
+        or a list of ``{"model", "replicas", "quantization", ...}`` entries;
+        ``busy`` names taken nodes or ``host/device`` ids (or an earlier
+        result's JSON). The result has ``placed``, ``unplaced`` (with reasons),
+        ``nodes_used``, ``lower_bound``, ``method`` and ``search_complete``."""
+        document = workloads if isinstance(workloads, str) else json.dumps({"workloads": [dict(w) for w in workloads]})
+        return Record(json.loads(_native.fleet_place(self._json, document, _busy_text(busy), fabric, exact_max)))
+
+    def what_is_missing(
+        self,
+        model: Union[str, int, "os.PathLike[str]"],
+        *,
+        quant: Optional[str] = None,
+        context: int = 4096,
+        batch: int = 1,
+        kv_dtype: Optional[str] = None,
+        reserve: float = 0.10,
+        node_kind: Optional[str] = None,
+        busy: Union[None, str, Iterable[str]] = None,
+        fabric: Optional[str] = None,
+        max_nodes: int = 4096,
+    ) -> Record:
+        """How many nodes of one kind (``node_kind``, default the fleet's
+        most common) the model needs against this fleet's free ones
+        (``hwaccel plan --what-is-missing``): ``nodes_needed``,
+        ``nodes_free``, ``nodes_missing``, ``summary`` and the ``plan``."""
+        target = os.fspath(model) if isinstance(model, os.PathLike) else model
+        document = _native.fleet_what_is_missing(
+            self._json, target, quant, context, batch, kv_dtype, reserve, node_kind, _busy_text(busy), fabric, max_nodes
+        )
+        return Record(json.loads(document))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Fleet) and self._json == other._json
 
     def __hash__(self) -> int:
         return hash(self._json)
@@ -134,6 +177,12 @@ class Fleet:
     def __repr__(self) -> str:
         totals = self._doc()["totals"]
         return f"Fleet({totals['nodes']} nodes, {totals['nodes_answered']} answered, {totals['accelerators']} accelerators)"
+
+
+def _busy_text(busy: Union[None, str, Iterable[str]]) -> Optional[str]:
+    if busy is None or isinstance(busy, str):
+        return busy
+    return ",".join(busy)
 
 
 def scan_files(paths: Union[PathLike, Iterable[PathLike]], *, max_output_mib: int = 16) -> Fleet:

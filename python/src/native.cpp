@@ -418,6 +418,43 @@ PYBIND11_MODULE(_native, m) {
         },
         py::arg("registry"), py::arg("model"), py::arg("options"));
 
+  // Plans over a fleet's nodes (docs/planning.md, "Several nodes"): fleets
+  // and results cross as JSON, like the other fleet functions.
+  m.def("fleet_place",
+        [](const std::string& fleet_json, const std::string& workloads_json, std::optional<std::string> busy,
+           std::optional<std::string> fabric, std::int64_t exact_max) {
+          const Fleet fleet = value_or_raise(fleet_from_json(fleet_json), "fleet");
+          const auto workloads = value_or_raise(parse_workloads(workloads_json), "workloads");
+          if (exact_max < 0 || exact_max > 64) raise_argument("exact_max", text::cat(exact_max, " is outside 0..64"));
+          PlacementOptions options;
+          options.exact_max_replicas = options.exact_max_nodes = static_cast<std::size_t>(exact_max);
+          if (busy) options.busy = value_or_raise(parse_busy(*busy), "busy");
+          if (fabric) options.fabric = value_or_raise(parse_fabric(*fabric), "fabric");
+          const py::gil_scoped_release unlocked;
+          return to_json(value_or_raise(place_workloads(fleet, workloads, options)));
+        },
+        py::arg("fleet"), py::arg("workloads"), py::arg("busy"), py::arg("fabric"), py::arg("exact_max"));
+
+  m.def("fleet_what_is_missing",
+        [](const std::string& fleet_json, const py::object& model_arg, std::optional<std::string> quant,
+           std::int64_t context, std::int64_t batch, std::optional<std::string> kv_dtype, double reserve,
+           std::optional<std::string> node_kind, std::optional<std::string> busy, std::optional<std::string> fabric,
+           std::int64_t max_nodes) {
+          const Fleet fleet = value_or_raise(fleet_from_json(fleet_json), "fleet");
+          const ModelDescription model = model_argument("model", model_arg);
+          const InferenceSettings s = inference_settings({std::move(quant), context, batch, std::move(kv_dtype), reserve});
+          if (auto v = s.validate(model); !v) raise(v.error());
+          CapacityOptions options;
+          options.node_kind = node_kind.value_or("");
+          options.max_nodes = count_argument("max_nodes", max_nodes, 1, max_cluster_nodes);
+          if (busy) options.busy = value_or_raise(parse_busy(*busy), "busy");
+          if (fabric) options.fabric = value_or_raise(parse_fabric(*fabric), "fabric");
+          const py::gil_scoped_release unlocked;
+          return to_json(value_or_raise(what_is_missing(fleet, model, s, options)));
+        },
+        py::arg("fleet"), py::arg("model"), py::arg("quant"), py::arg("context"), py::arg("batch"), py::arg("kv_dtype"),
+        py::arg("reserve"), py::arg("node_kind"), py::arg("busy"), py::arg("fabric"), py::arg("max_nodes"));
+
   m.def("recommend",
         [](const py::object& model_arg, const std::string& quant, std::int64_t context, std::int64_t batch,
            std::optional<std::string> kv_dtype, double reserve, const std::vector<std::string>& providers,

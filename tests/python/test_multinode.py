@@ -38,3 +38,30 @@ def test_bad_multi_node_arguments() -> None:
         hwaccel.plan("llama-3.1-8b", devices="2x(1xH100-SXM-80GB)", nodes=2)
     with pytest.raises(hwaccel.InvalidInput, match="nodes"):
         hwaccel.plan("llama-3.1-8b", devices="1xH100-SXM-80GB", nodes=0)
+
+
+def _two_dgx_nodes() -> hwaccel.Fleet:
+    from conftest import MACHINES, run_cli
+
+    lines = []
+    for host in ("gpu-a", "gpu-b"):
+        done = run_cli("detect", "--fixture", str(MACHINES / "dgx-h100-8x-nvswitch"), "--host", host, "--no-timings")
+        assert done.returncode == 0, done.stderr
+        lines.append(done.stdout.strip())
+    return hwaccel.scan_lines("\n".join(lines) + "\n")
+
+
+def test_fleet_capacity_and_placement() -> None:
+    fleet = _two_dgx_nodes()
+    report = fleet.what_is_missing("llama-3.1-405b", quant="bf16")
+    assert (report.nodes_needed, report.nodes_free, report.nodes_missing) == (2, 2, 0)
+    busy = fleet.what_is_missing("llama-3.1-405b", quant="bf16", busy=["gpu-b"])
+    assert (busy.nodes_free, busy.nodes_missing) == (1, 1)
+    placed = fleet.place([{"model": "llama-3.1-70b", "replicas": 3, "quantization": "bf16"}])
+    assert len(placed.placed) == 3 and placed.unplaced == []
+    devices = [d for p in placed.placed for d in p.devices]
+    assert len(devices) == len(set(devices))
+    again = fleet.place([{"model": "llama-3.1-70b", "replicas": 3, "quantization": "bf16"}], busy=devices)
+    assert not set(devices) & {d for p in again.placed for d in p.devices}
+    with pytest.raises(hwaccel.InvalidInput, match="replicas"):
+        fleet.place([{"model": "llama-3.1-8b", "replicas": 0}])
