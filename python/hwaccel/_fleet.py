@@ -118,8 +118,6 @@ class Fleet:
         ``(host, message)``; empty when every node matches."""
         return list(_native.fleet_check(baseline._json, self._json, versions))
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Fleet) and self._json == other._json
     def place(
         self,
         workloads: Union[str, Iterable[Mapping[str, Any]]],
