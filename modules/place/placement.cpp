@@ -58,6 +58,16 @@ std::uint64_t largest_shard(const Plan& plan) {
   return most;
 }
 
+Fit fit_of(const Plan& plan, packing::Option option) {
+  Fit fit;
+  fit.option = option;
+  fit.level = plan.quantization;
+  fit.tp = plan.strategy.tensor_parallel;
+  fit.pp = plan.strategy.pipeline_parallel;
+  fit.bytes_per_device = largest_shard(plan);
+  return fit;
+}
+
 std::string gib_text(std::uint64_t bytes) {
   return text::cat(std::round(static_cast<double>(bytes) / (1024.0 * 1024 * 1024) * 10) / 10, " GiB");
 }
@@ -104,15 +114,8 @@ Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, co
       });
       auto plan = plan_inference(group, model, s);
       if (!plan) return fail(plan.error());
-      if (plan->fits && plan->strategy.cpu_offload_layers == 0) {
-        Fit fit;
-        fit.option = packing::Option{kind_index, static_cast<std::uint32_t>(t), 0};
-        fit.level = plan->quantization;
-        fit.tp = plan->strategy.tensor_parallel;
-        fit.pp = plan->strategy.pipeline_parallel;
-        fit.bytes_per_device = largest_shard(*plan);
-        return std::optional<Fit>(fit);
-      }
+      if (plan->fits && plan->strategy.cpu_offload_layers == 0)
+        return std::optional<Fit>(fit_of(*plan, packing::Option{kind_index, static_cast<std::uint32_t>(t), 0}));
       last = std::move(*plan);
     }
   }
@@ -120,15 +123,8 @@ Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, co
   // nodes), up to as many as the fleet has of the kind.
   auto fewest = fewest_nodes(*kind.sample, model, s, kind.nodes, fabric ? fabric : fabric_of(*kind.sample));
   if (!fewest) return fail(fewest.error());
-  if (fewest->nodes && fewest->plan.strategy.cpu_offload_layers == 0) {
-    Fit fit;
-    fit.option = packing::Option{kind_index, 0, *fewest->nodes};
-    fit.level = fewest->plan.quantization;
-    fit.tp = fewest->plan.strategy.tensor_parallel;
-    fit.pp = fewest->plan.strategy.pipeline_parallel;
-    fit.bytes_per_device = largest_shard(fewest->plan);
-    return std::optional<Fit>(fit);
-  }
+  if (fewest->nodes && fewest->plan.strategy.cpu_offload_layers == 0)
+    return std::optional<Fit>(fit_of(fewest->plan, packing::Option{kind_index, 0, *fewest->nodes}));
   last = std::move(fewest->plan);
   why = text::cat(kind.nodes, " node(s) of ", kind.label, " cannot hold it at ", info(*s.quantization).display_name,
                   last ? text::cat(" (a replica needs ", gib_text(last->memory.total_bytes), ")") : std::string());

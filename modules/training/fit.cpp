@@ -58,6 +58,20 @@ const DeviceProfile* host_of(const AcceleratorRegistry& registry) {
   return nullptr;
 }
 
+// Whether `host` holds what `devices` devices offload, `per_device` bytes each.
+void check_host(FitCheck& fit, const DeviceProfile& host, u64 per_device, u64 devices, double reserve,
+                std::string_view whose) {
+  const u64 memory = host.memory_free_bytes ? *host.memory_free_bytes : *host.memory_bytes;
+  fit.host_capacity_bytes = static_cast<u64>(static_cast<double>(memory) * (1.0 - reserve));
+  const u64 need = per_device * devices;
+  fit.host_fits = need <= *fit.host_capacity_bytes;
+  if (!*fit.host_fits) {
+    fit.fits = false;
+    fit.reason += text::cat("; ", whose, " needs ", gb(need), " for offloaded states (", devices,
+                            " devices), more than its ", gb(*fit.host_capacity_bytes), " usable");
+  }
+}
+
 // The formats the run computes and stores in, for the device-support check.
 std::vector<QuantizationLevel> formats_of(const TrainingSettings& s) {
   std::vector<QuantizationLevel> out;
@@ -183,15 +197,7 @@ Result<TrainingEstimate> plan_training(const AcceleratorRegistry& registry, cons
                            fit.device_name);
   if (est->per_device.host_bytes > 0) {
     if (const DeviceProfile* host = host_of(registry)) {
-      const u64 memory = host->memory_free_bytes ? *host->memory_free_bytes : *host->memory_bytes;
-      fit.host_capacity_bytes = static_cast<u64>(static_cast<double>(memory) * (1.0 - settings.reserve_fraction));
-      const u64 host_need = est->per_device.host_bytes * used;
-      fit.host_fits = host_need <= *fit.host_capacity_bytes;
-      if (!*fit.host_fits) {
-        fit.fits = false;
-        fit.reason += text::cat("; the host needs ", gb(host_need), " for offloaded states (", used,
-                                " devices), more than its ", gb(*fit.host_capacity_bytes), " usable");
-      }
+      check_host(fit, *host, est->per_device.host_bytes, used, settings.reserve_fraction, "the host");
     } else {
       est->assumptions.push_back("host memory for offloaded states is not checked: the registry describes no host");
     }
@@ -261,16 +267,8 @@ Result<TrainingEstimate> plan_training(const Cluster& cluster, const ModelDescri
   if (est->per_device.host_bytes > 0) {
     const u64 per_node = std::min<u64>(smallest_node, fit.devices_needed);
     if (first_with_host) {
-      const DeviceProfile* host = host_of(*first_with_host);
-      const u64 memory = host->memory_free_bytes ? *host->memory_free_bytes : *host->memory_bytes;
-      fit.host_capacity_bytes = static_cast<u64>(static_cast<double>(memory) * (1.0 - settings.reserve_fraction));
-      const u64 host_need = est->per_device.host_bytes * per_node;
-      fit.host_fits = host_need <= *fit.host_capacity_bytes;
-      if (!*fit.host_fits) {
-        fit.fits = false;
-        fit.reason += text::cat("; each node's host needs ", gb(host_need), " for offloaded states (", per_node,
-                                " devices), more than its ", gb(*fit.host_capacity_bytes), " usable");
-      }
+      check_host(fit, *host_of(*first_with_host), est->per_device.host_bytes, per_node, settings.reserve_fraction,
+                 "each node's host");
     } else {
       est->assumptions.push_back("host memory for offloaded states is not checked: no node's registry describes its host");
     }
