@@ -103,7 +103,8 @@ struct Workload {
 /// Reads a workloads file: {"workloads": [{"name", "model", "replicas",
 /// "quantization", "context", "batch", "reserve"}]} (docs/planning.md).
 /// Unknown keys, a missing model, a duplicate name, replicas outside
-/// 1..10 000 or more than 10 000 workloads are invalid_input errors.
+/// 1..10 000, more than 10 000 workloads or 100 000 replicas in all are
+/// invalid_input errors.
 Result<std::vector<Workload>> parse_workloads(std::string_view json);
 
 struct ReplicaPlacement {
@@ -150,7 +151,7 @@ struct PlacementResult {
 /// node, or whole free nodes of one kind for a replica that needs several;
 /// as many replicas as fit, then the fewest nodes (docs/planning.md says
 /// how). Each replica's devices hold what its plan says, within their
-/// usable memory.
+/// usable memory. More than 100 000 replicas in all is an invalid_input error.
 Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Workload> workloads,
                                         const PlacementOptions& options = {});
 

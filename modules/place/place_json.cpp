@@ -19,6 +19,7 @@ namespace {
 
 constexpr std::size_t max_workloads = 10'000;
 constexpr std::uint64_t max_replicas = 10'000;
+constexpr std::uint64_t max_total_replicas = 100'000;  // the packing holds one item per replica
 
 Error bad(std::size_t index, std::string_view what) {
   return Error{ErrorKind::invalid_input, text::cat("workloads[", index, "]: ", what)};
@@ -96,6 +97,11 @@ Result<std::vector<Workload>> parse_workloads(std::string_view json) {
     ++index;
   }
   if (out.empty()) return fail(ErrorKind::invalid_input, "workloads: the list is empty");
+  std::uint64_t total = 0;
+  for (const auto& w : out) total += w.replicas;
+  if (total > max_total_replicas)
+    return fail(ErrorKind::invalid_input,
+                text::cat("workloads: ", total, " replicas in all, more than ", max_total_replicas));
   return out;
 }
 

@@ -170,6 +170,10 @@ Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Work
   }
   if (bins.empty()) return fail(ErrorKind::unsupported, "no node of the fleet has an accelerator to place on");
 
+  std::uint64_t replicas = 0;
+  for (const auto& w : workloads) replicas += w.replicas;
+  if (replicas > 100'000)
+    return fail(ErrorKind::invalid_input, text::cat(replicas, " replicas in all, more than 100000"));
   // What each workload needs on each kind.
   std::map<std::string, ModelDescription> models;
   std::vector<WorkloadFits> fits(workloads.size());

@@ -217,7 +217,8 @@ TEST(Place, WorkloadFiles) {
            "", "[]", R"({"workloads": []})", R"({"workloads": [3]})", R"({"workloads": [{"name": "a"}]})",
            R"({"workloads": [{"model": "m", "replicas": 0}]})", R"({"workloads": [{"model": "m", "replicas": 10001}]})",
            R"({"workloads": [{"model": "m", "quantization": "q9"}]})", R"({"workloads": [{"model": "m", "colour": 1}]})",
-           R"({"workloads": [{"model": "m"}, {"model": "m"}]})", R"({"workloads": [{"model": "m", "batch": -1}]})"}) {
+           R"({"workloads": [{"model": "m"}, {"model": "m"}]})", R"({"workloads": [{"model": "m", "batch": -1}]})",
+           "{\"workloads\": [{\"name\": \"w0\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w1\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w2\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w3\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w4\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w5\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w6\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w7\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w8\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w9\", \"model\": \"m\", \"replicas\": 10000}, {\"name\": \"w10\", \"model\": \"m\", \"replicas\": 10000}]}"}) {
     const auto r = parse_workloads(bad);
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_EQ(r.error().kind, ErrorKind::invalid_input) << bad;
