@@ -54,8 +54,6 @@ Result<Template> template_node(const Fleet& fleet, std::string_view wanted) {
 
 Result<CapacityReport> what_is_missing(const Fleet& fleet, const ModelDescription& model,
                                        const InferenceSettings& settings_in, const CapacityOptions& options) {
-  if (options.max_nodes == 0 || options.max_nodes > max_cluster_nodes)
-    return fail(ErrorKind::invalid_input, text::cat("max_nodes must be 1..", max_cluster_nodes));
   auto node = template_node(fleet, options.node_kind);
   if (!node) return fail(node.error());
   InferenceSettings settings = settings_in;
@@ -67,8 +65,8 @@ Result<CapacityReport> what_is_missing(const Fleet& fleet, const ModelDescriptio
     settings.quantization =
         model.source == ModelSource::gguf && model.stored && model.stored->level ? *model.stored->level
                                                                                  : QuantizationLevel::bf16;
-  const std::optional<Fabric> fabric = options.fabric ? options.fabric : fabric_of(node->registry);
-  auto fewest = fewest_nodes(node->registry, model, settings, options.max_nodes, fabric);
+  // Without a fabric given, the cluster takes the node's own (Cluster::effective_fabric).
+  auto fewest = fewest_nodes(node->registry, model, settings, options.max_nodes, options.fabric);
   if (!fewest) return fail(fewest.error());
   CapacityReport report;
   report.model_name = model.name;

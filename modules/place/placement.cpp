@@ -121,7 +121,7 @@ Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, co
   }
   // Whole nodes (a pipeline over a node's domains, then over several
   // nodes), up to as many as the fleet has of the kind.
-  auto fewest = fewest_nodes(*kind.sample, model, s, kind.nodes, fabric ? fabric : fabric_of(*kind.sample));
+  auto fewest = fewest_nodes(*kind.sample, model, s, kind.nodes, fabric);  // else the node's own fabric
   if (!fewest) return fail(fewest.error());
   if (fewest->nodes && fewest->plan.strategy.cpu_offload_layers == 0)
     return std::optional<Fit>(fit_of(fewest->plan, packing::Option{kind_index, 0, *fewest->nodes}));

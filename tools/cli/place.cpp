@@ -48,26 +48,15 @@ std::string human_placement(const PlacementResult& r, bool color) {
   return out;
 }
 
-std::optional<std::string> read_input(const std::string& path, std::string_view what) {
-  std::string content, error;
-  if (!read_file(path, content, error, std::size_t{4} << 30)) {
-    std::cerr << "hwaccel place: " << what << ": " << error << "\n";
-    return std::nullopt;
-  }
-  return content;
-}
-
 int run_place(const PlaceArgs& a) {
-  const auto fleet_text = read_input(a.fleet, "--fleet");
-  if (!fleet_text) return exit_failure;
-  auto fleet = fleet_from_json(*fleet_text);
-  if (!fleet) {
-    std::cerr << "hwaccel place: --fleet: " << a.fleet << ": " << fleet.error().message << "\n";
+  const auto fleet = fleet_option("place", a.fleet);
+  if (!fleet) return exit_failure;
+  std::string workload_text, error;
+  if (!read_file(a.workloads, workload_text, error, std::size_t{64} << 20)) {
+    std::cerr << "hwaccel place: --workloads: " << error << "\n";
     return exit_failure;
   }
-  const auto workload_text = read_input(a.workloads, "--workloads");
-  if (!workload_text) return exit_failure;
-  auto workloads = parse_workloads(*workload_text);
+  auto workloads = parse_workloads(workload_text);
   if (!workloads) {
     std::cerr << "hwaccel place: --workloads: " << a.workloads << ": " << workloads.error().message << "\n";
     return exit_usage;

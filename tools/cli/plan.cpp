@@ -192,17 +192,8 @@ int run_plan(const PlanArgs& a) {
   const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
   std::optional<Fleet> fleet;
   if (!a.fleet.empty()) {
-    std::string content, error;
-    if (!read_file(a.fleet, content, error, std::size_t{4} << 30)) {
-      std::cerr << "hwaccel plan: --fleet: " << error << "\n";
-      return exit_failure;
-    }
-    auto parsed = fleet_from_json(content);
-    if (!parsed) {
-      std::cerr << "hwaccel plan: --fleet: " << a.fleet << ": " << parsed.error().message << "\n";
-      return exit_failure;
-    }
-    fleet = std::move(*parsed);
+    fleet = fleet_option("plan", a.fleet);
+    if (!fleet) return exit_failure;
   }
 
   if (a.what_is_missing) {
@@ -249,37 +240,12 @@ int run_plan(const PlanArgs& a) {
       return exit_failure;
     }
     plan = plan_inference(*cluster, model, settings);
-  } else if (a.devices.find('(') != std::string::npos || a.nodes > 1) {
-    Cluster cluster;
-    if (a.devices.find('(') != std::string::npos) {
-      auto c = hypothetical_cluster(a.devices);
-      if (!c) {
-        std::cerr << "hwaccel plan: --devices: " << c.error().message << "\n";
-        return exit_usage;
-      }
-      cluster = std::move(*c);
-      if (a.nodes > 1) {
-        std::cerr << "hwaccel plan: --nodes copies one node; --devices already names the nodes\n";
-        return exit_usage;
-      }
-    } else {
-      int failure = exit_failure;
-      auto registry = planning_registry("plan", a.devices, a.fixture, failure);
-      if (!registry) return failure;
-      auto copies = Cluster::replicate(*registry, a.nodes);
-      if (!copies) {
-        std::cerr << "hwaccel plan: --nodes: " << copies.error().message << "\n";
-        return exit_usage;
-      }
-      cluster = std::move(*copies);
-    }
-    cluster.fabric = fabric;
-    plan = plan_inference(cluster, model, settings);
   } else {
     int failure = exit_failure;
-    auto registry = planning_registry("plan", a.devices, a.fixture, failure);
-    if (!registry) return failure;
-    plan = plan_inference(*registry, model, settings);
+    auto cluster = planning_cluster("plan", a.devices, a.fixture, a.nodes, failure);
+    if (!cluster) return failure;
+    cluster->fabric = fabric;
+    plan = plan_inference(*cluster, model, settings);
   }
   if (!plan) {
     std::cerr << "hwaccel plan: " << plan.error().message << "\n";

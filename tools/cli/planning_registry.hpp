@@ -4,6 +4,7 @@
 // options. Include after `import hwaccel;` (it uses the module's types).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -39,6 +40,33 @@ inline std::optional<AcceleratorRegistry> planning_registry(std::string_view com
   return AcceleratorRegistry::detect();
 }
 
+/// The nodes to plan on: `--devices` naming nodes ("2x(8xH100-SXM-80GB)"),
+/// else `--nodes` copies (1: the one machine) of what planning_registry
+/// gives. A cluster of one node plans exactly as its registry. On failure
+/// prints why and sets `exit_code` (2 for bad --devices or --nodes).
+inline std::optional<Cluster> planning_cluster(std::string_view command, const std::string& devices,
+                                               const std::string& fixture_dir, std::uint32_t nodes, int& exit_code) {
+  if (devices.find('(') != std::string::npos) {
+    if (nodes > 1) {
+      std::cerr << "hwaccel " << command << ": --nodes copies one node; --devices already names the nodes\n";
+      exit_code = exit_usage;
+      return std::nullopt;
+    }
+    auto cluster = hypothetical_cluster(devices);
+    if (cluster) return std::move(*cluster);
+    std::cerr << "hwaccel " << command << ": --devices: " << cluster.error().message << "\n";
+    exit_code = exit_usage;
+    return std::nullopt;
+  }
+  auto registry = planning_registry(command, devices, fixture_dir, exit_code);
+  if (!registry) return std::nullopt;
+  auto cluster = Cluster::replicate(*registry, std::max<std::uint32_t>(nodes, 1));
+  if (cluster) return std::move(*cluster);
+  std::cerr << "hwaccel " << command << ": --nodes: " << cluster.error().message << "\n";
+  exit_code = exit_usage;
+  return std::nullopt;
+}
+
 /// The quantization level an option names (--quant, --kv-dtype). With
 /// `for_kv_cache` the level must also be one a KV cache can be stored in. On
 /// failure prints "hwaccel COMMAND: OPTION: why" and returns nothing (a usage
@@ -65,6 +93,22 @@ inline bool fabric_option(std::string_view command, const std::string& value, st
   }
   out = std::move(*fabric);
   return true;
+}
+
+/// --fleet: a fleet document read and parsed; on failure prints
+/// "hwaccel COMMAND: --fleet: why" and returns nothing (exit 1).
+inline std::optional<Fleet> fleet_option(std::string_view command, const std::string& path) {
+  std::string content, error;
+  if (!read_file(path, content, error, std::size_t{4} << 30)) {
+    std::cerr << "hwaccel " << command << ": --fleet: " << error << "\n";
+    return std::nullopt;
+  }
+  auto fleet = fleet_from_json(content);
+  if (!fleet) {
+    std::cerr << "hwaccel " << command << ": --fleet: " << path << ": " << fleet.error().message << "\n";
+    return std::nullopt;
+  }
+  return std::move(*fleet);
 }
 
 /// --busy: a file (a list, or a placement result) when one is there, else

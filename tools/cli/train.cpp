@@ -251,34 +251,10 @@ int run_train(const TrainArgs& a) {
     aux.reward = std::move(*m);
   }
 
-  Result<TrainingEstimate> estimate = fail(ErrorKind::unsupported, "no estimate");
-  if (a.devices.find('(') != std::string::npos) {
-    // Nodes of hypothetical devices: "4x(8xH100-SXM-80GB)".
-    if (a.nodes > 1) {
-      std::cerr << "hwaccel train: --nodes copies one node; --devices already names the nodes\n";
-      return exit_usage;
-    }
-    auto cluster = hypothetical_cluster(a.devices);
-    if (!cluster) {
-      std::cerr << "hwaccel train: --devices: " << cluster.error().message << "\n";
-      return exit_usage;
-    }
-    estimate = plan_training(*cluster, model, s, aux);
-  } else {
-    int failure = exit_failure;
-    auto registry = planning_registry("train", a.devices, a.fixture, failure);
-    if (!registry) return failure;
-    if (a.nodes > 1) {
-      auto cluster = Cluster::replicate(*registry, a.nodes);
-      if (!cluster) {
-        std::cerr << "hwaccel train: --nodes: " << cluster.error().message << "\n";
-        return exit_usage;
-      }
-      estimate = plan_training(*cluster, model, s, aux);
-    } else {
-      estimate = plan_training(*registry, model, s, aux);
-    }
-  }
+  int failure = exit_failure;
+  auto cluster = planning_cluster("train", a.devices, a.fixture, a.nodes, failure);
+  if (!cluster) return failure;
+  auto estimate = plan_training(*cluster, model, s, aux);
   if (!estimate) {
     std::cerr << "hwaccel train: " << estimate.error().message << "\n";
     return estimate.error().kind == ErrorKind::invalid_input ? exit_usage : exit_failure;
