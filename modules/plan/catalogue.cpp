@@ -19,7 +19,7 @@ constexpr LatentAttention deepseek_mla{.q_lora_rank = 1536, .kv_lora_rank = 512,
 // defaults of CatalogueEntry (no experts, no MLA, RMSNorm, untied).
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
-constexpr std::array<CatalogueEntry, 36> catalogue = {{
+constexpr std::array<CatalogueEntry, 63> catalogue = {{
     {.id = "llama-2-7b", .display_name = "Llama 2 7B", .hf_repo = "meta-llama/Llama-2-7b-hf", .family = "llama",
      .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 32, .head_dim = 128,
      .intermediate_size = 11008, .vocab_size = 32000, .max_context = 4096, .aliases = "llama2-7b",
@@ -201,7 +201,165 @@ constexpr std::array<CatalogueEntry, 36> catalogue = {{
      .aliases = "llama4-scout|llama-4-scout-17b-16e",
      .source = "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json (text_config; every "
                "layer is MoE with one shared expert; three of four layers use 8192-token chunked attention, which "
-               "the KV cache estimate does not yet credit; the vision encoder is not counted)"},
+               "the KV cache estimate does not yet credit; the vision encoder is not counted)"},    {.id = "llama-3.3-70b", .display_name = "Llama 3.3 70B Instruct", .hf_repo = "meta-llama/Llama-3.3-70B-Instruct",
+     .family = "llama", .layers = 80, .hidden_size = 8192, .attention_heads = 64, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 28672, .vocab_size = 128256, .max_context = 131072,
+     .aliases = "llama3.3-70b|llama-3.3-70b-instruct",
+     .source = "https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json"},
+    {.id = "llama-4-maverick", .display_name = "Llama 4 Maverick 17B-128E",
+     .hf_repo = "meta-llama/Llama-4-Maverick-17B-128E", .family = "llama4", .layers = 48, .hidden_size = 5120,
+     .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .intermediate_size = 16384, .vocab_size = 202048,
+     .max_context = 1048576,
+     .moe = {.experts = 128, .experts_per_token = 1, .shared_experts = 1, .expert_intermediate_size = 8192,
+             .layer_step = 2},
+     .aliases = "llama4-maverick|llama-4-maverick-17b-128e",
+     .source = "https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json (text_config; "
+               "interleave_moe_layer_step 2: odd layers are MoE with one shared expert, even layers dense with "
+               "intermediate_size_mlp 16384; chunked attention and the vision encoder as for Llama 4 Scout)"},
+    {.id = "qwen2.5-0.5b", .display_name = "Qwen2.5 0.5B", .hf_repo = "Qwen/Qwen2.5-0.5B", .family = "qwen2",
+     .layers = 24, .hidden_size = 896, .attention_heads = 14, .kv_heads = 2, .head_dim = 64,
+     .intermediate_size = 4864, .vocab_size = 151936, .tied_embeddings = true, .qkv_bias = true,
+     .max_context = 32768, .aliases = "qwen2.5-0.5b-instruct",
+     .source = "https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json"},
+    {.id = "qwen2.5-1.5b", .display_name = "Qwen2.5 1.5B", .hf_repo = "Qwen/Qwen2.5-1.5B", .family = "qwen2",
+     .layers = 28, .hidden_size = 1536, .attention_heads = 12, .kv_heads = 2, .head_dim = 128,
+     .intermediate_size = 8960, .vocab_size = 151936, .tied_embeddings = true, .qkv_bias = true,
+     .max_context = 131072, .aliases = "qwen2.5-1.5b-instruct",
+     .source = "https://huggingface.co/Qwen/Qwen2.5-1.5B/blob/main/config.json"},
+    {.id = "qwen2.5-3b", .display_name = "Qwen2.5 3B", .hf_repo = "Qwen/Qwen2.5-3B", .family = "qwen2", .layers = 36,
+     .hidden_size = 2048, .attention_heads = 16, .kv_heads = 2, .head_dim = 128, .intermediate_size = 11008,
+     .vocab_size = 151936, .tied_embeddings = true, .qkv_bias = true, .max_context = 32768,
+     .aliases = "qwen2.5-3b-instruct", .source = "https://huggingface.co/Qwen/Qwen2.5-3B/blob/main/config.json"},
+    {.id = "qwen3-0.6b", .display_name = "Qwen3 0.6B", .hf_repo = "Qwen/Qwen3-0.6B", .family = "qwen3", .layers = 28,
+     .hidden_size = 1024, .attention_heads = 16, .kv_heads = 8, .head_dim = 128, .intermediate_size = 3072,
+     .vocab_size = 151936, .tied_embeddings = true, .max_context = 40960,
+     .source = "https://huggingface.co/Qwen/Qwen3-0.6B/blob/main/config.json (q/k norms not counted, as for Qwen3 "
+               "8B)"},
+    {.id = "qwen3-1.7b", .display_name = "Qwen3 1.7B", .hf_repo = "Qwen/Qwen3-1.7B", .family = "qwen3", .layers = 28,
+     .hidden_size = 2048, .attention_heads = 16, .kv_heads = 8, .head_dim = 128, .intermediate_size = 6144,
+     .vocab_size = 151936, .tied_embeddings = true, .max_context = 40960,
+     .source = "https://huggingface.co/Qwen/Qwen3-1.7B/blob/main/config.json (q/k norms not counted)"},
+    {.id = "qwen3-4b", .display_name = "Qwen3 4B", .hf_repo = "Qwen/Qwen3-4B", .family = "qwen3", .layers = 36,
+     .hidden_size = 2560, .attention_heads = 32, .kv_heads = 8, .head_dim = 128, .intermediate_size = 9728,
+     .vocab_size = 151936, .tied_embeddings = true, .max_context = 40960,
+     .source = "https://huggingface.co/Qwen/Qwen3-4B/blob/main/config.json (q/k norms not counted)"},
+    {.id = "qwen3-14b", .display_name = "Qwen3 14B", .hf_repo = "Qwen/Qwen3-14B", .family = "qwen3", .layers = 40,
+     .hidden_size = 5120, .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .intermediate_size = 17408,
+     .vocab_size = 151936, .max_context = 40960,
+     .source = "https://huggingface.co/Qwen/Qwen3-14B/blob/main/config.json (q/k norms not counted)"},
+    {.id = "deepseek-r1-distill-qwen-7b", .display_name = "DeepSeek-R1-Distill-Qwen-7B",
+     .hf_repo = "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", .family = "qwen2", .layers = 28, .hidden_size = 3584,
+     .attention_heads = 28, .kv_heads = 4, .head_dim = 128, .intermediate_size = 18944, .vocab_size = 152064,
+     .qkv_bias = true, .max_context = 131072, .aliases = "r1-distill-qwen-7b|deepseek-r1-qwen-7b",
+     .source = "https://huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-7B/blob/main/config.json (Qwen2.5-Math-7B "
+               "architecture)"},
+    {.id = "deepseek-r1-distill-qwen-14b", .display_name = "DeepSeek-R1-Distill-Qwen-14B",
+     .hf_repo = "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", .family = "qwen2", .layers = 48, .hidden_size = 5120,
+     .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .intermediate_size = 13824, .vocab_size = 152064,
+     .qkv_bias = true, .max_context = 131072, .aliases = "r1-distill-qwen-14b|deepseek-r1-qwen-14b",
+     .source = "https://huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-14B/blob/main/config.json (Qwen2.5-14B "
+               "architecture)"},
+    {.id = "deepseek-r1-distill-qwen-32b", .display_name = "DeepSeek-R1-Distill-Qwen-32B",
+     .hf_repo = "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", .family = "qwen2", .layers = 64, .hidden_size = 5120,
+     .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .intermediate_size = 27648, .vocab_size = 152064,
+     .qkv_bias = true, .max_context = 131072, .aliases = "r1-distill-qwen-32b|deepseek-r1-qwen-32b",
+     .source = "https://huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B/blob/main/config.json (Qwen2.5-32B "
+               "architecture)"},
+    {.id = "deepseek-r1-distill-llama-8b", .display_name = "DeepSeek-R1-Distill-Llama-8B",
+     .hf_repo = "deepseek-ai/DeepSeek-R1-Distill-Llama-8B", .family = "llama", .layers = 32, .hidden_size = 4096,
+     .attention_heads = 32, .kv_heads = 8, .head_dim = 128, .intermediate_size = 14336, .vocab_size = 128256,
+     .max_context = 131072, .aliases = "r1-distill-llama-8b|deepseek-r1-llama-8b",
+     .source = "https://huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-8B/blob/main/config.json (Llama 3.1 8B "
+               "architecture)"},
+    {.id = "deepseek-r1-distill-llama-70b", .display_name = "DeepSeek-R1-Distill-Llama-70B",
+     .hf_repo = "deepseek-ai/DeepSeek-R1-Distill-Llama-70B", .family = "llama", .layers = 80, .hidden_size = 8192,
+     .attention_heads = 64, .kv_heads = 8, .head_dim = 128, .intermediate_size = 28672, .vocab_size = 128256,
+     .max_context = 131072, .aliases = "r1-distill-llama-70b|deepseek-r1-llama-70b",
+     .source = "https://huggingface.co/deepseek-ai/DeepSeek-R1-Distill-Llama-70B/blob/main/config.json (Llama 3.3 "
+               "70B Instruct architecture)"},
+    {.id = "gemma-3-270m", .display_name = "Gemma 3 270M", .hf_repo = "google/gemma-3-270m", .family = "gemma3_text",
+     .layers = 18, .hidden_size = 640, .attention_heads = 4, .kv_heads = 1, .head_dim = 256,
+     .intermediate_size = 2048, .vocab_size = 262144, .tied_embeddings = true, .norms_per_layer = 4,
+     .max_context = 32768, .sliding_window = 512, .aliases = "gemma3-270m|gemma-3-270m-it",
+     .source = "https://huggingface.co/google/gemma-3-270m/blob/main/config.json (text-only; q/k norms not counted; "
+               "most layers attend within the 512-token window)"},
+    {.id = "gemma-3-1b", .display_name = "Gemma 3 1B", .hf_repo = "google/gemma-3-1b-it", .family = "gemma3_text",
+     .layers = 26, .hidden_size = 1152, .attention_heads = 4, .kv_heads = 1, .head_dim = 256,
+     .intermediate_size = 6912, .vocab_size = 262144, .tied_embeddings = true, .norms_per_layer = 4,
+     .max_context = 32768, .sliding_window = 512, .aliases = "gemma3-1b|gemma-3-1b-it",
+     .source = "https://huggingface.co/google/gemma-3-1b-it/blob/main/config.json (text-only; q/k norms, 512 "
+               "weights a layer, not counted; five of every six layers attend within the 512-token window)"},
+    {.id = "gemma-3-4b", .display_name = "Gemma 3 4B", .hf_repo = "google/gemma-3-4b-it", .family = "gemma3",
+     .layers = 34, .hidden_size = 2560, .attention_heads = 8, .kv_heads = 4, .head_dim = 256,
+     .intermediate_size = 10240, .vocab_size = 262208, .tied_embeddings = true, .norms_per_layer = 4,
+     .max_context = 131072, .sliding_window = 1024, .aliases = "gemma3-4b|gemma-3-4b-it",
+     .source = "https://huggingface.co/google/gemma-3-4b-it/blob/main/config.json (text_config; the language model "
+               "only, as for Gemma 3 12B)"},
+    {.id = "mistral-nemo-12b", .display_name = "Mistral Nemo 12B", .hf_repo = "mistralai/Mistral-Nemo-Base-2407",
+     .family = "mistral", .layers = 40, .hidden_size = 5120, .attention_heads = 32, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 14336, .vocab_size = 131072, .max_context = 128000,
+     .aliases = "mistral-nemo|mistral-nemo-instruct-2407",
+     .source = "https://huggingface.co/mistralai/Mistral-Nemo-Base-2407/blob/main/config.json"},
+    {.id = "phi-3.5-mini", .display_name = "Phi-3.5 mini", .hf_repo = "microsoft/Phi-3.5-mini-instruct",
+     .family = "phi3", .layers = 32, .hidden_size = 3072, .attention_heads = 32, .kv_heads = 32, .head_dim = 96,
+     .intermediate_size = 8192, .vocab_size = 32064, .max_context = 131072, .aliases = "phi3.5-mini",
+     .source = "https://huggingface.co/microsoft/Phi-3.5-mini-instruct/blob/main/config.json (sliding_window 262144 "
+               "exceeds the context, so none is set)"},
+    {.id = "phi-3.5-moe", .display_name = "Phi-3.5 MoE", .hf_repo = "microsoft/Phi-3.5-MoE-instruct",
+     .family = "phimoe", .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 6400, .vocab_size = 32064, .qkv_bias = true, .norm_bias = true, .max_context = 131072,
+     .moe = {.experts = 16, .experts_per_token = 2, .expert_intermediate_size = 6400}, .aliases = "phi3.5-moe",
+     .source = "https://huggingface.co/microsoft/Phi-3.5-MoE-instruct/blob/main/config.json (LayerNorm with biases; "
+               "the output projection's and the LM head's biases, 4096 + 32064 weights, are not counted)"},
+    {.id = "falcon-40b", .display_name = "Falcon 40B", .hf_repo = "tiiuae/falcon-40b", .family = "falcon",
+     .layers = 60, .hidden_size = 8192, .attention_heads = 128, .kv_heads = 8, .head_dim = 64,
+     .intermediate_size = 32768, .vocab_size = 65024, .tied_embeddings = true, .gated_ffn = false,
+     .norm_bias = true, .max_context = 2048,
+     .source = "https://huggingface.co/tiiuae/falcon-40b/blob/main/config.json (new_decoder_architecture: attention "
+               "and the 4 x hidden GELU MLP run in parallel from two LayerNorms, counted exactly as two norms with "
+               "biases per layer; the parallel data flow itself is approximated as sequential for activations; "
+               "num_kv_heads 8; the LM head shares the embedding)"},
+    {.id = "kimi-k2", .display_name = "Kimi K2", .hf_repo = "moonshotai/Kimi-K2-Instruct", .family = "kimi_k2",
+     .layers = 61, .hidden_size = 7168, .attention_heads = 64, .kv_heads = 64, .head_dim = 192,
+     .intermediate_size = 18432, .vocab_size = 163840, .max_context = 131072,
+     .moe = {.experts = 384, .experts_per_token = 8, .shared_experts = 1, .expert_intermediate_size = 2048,
+             .first_dense_layers = 1, .router_bias = true},
+     .mla = deepseek_mla, .aliases = "kimi-k2-instruct|kimi-k2-base",
+     .source = "https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json (DeepSeek-V3 architecture: "
+               "64 MLA heads, 384 routed experts and one shared, first_k_dense_replace 1)"},
+    {.id = "glm-4.5", .display_name = "GLM-4.5", .hf_repo = "zai-org/GLM-4.5", .family = "glm4_moe", .layers = 92,
+     .hidden_size = 5120, .attention_heads = 96, .kv_heads = 8, .head_dim = 128, .intermediate_size = 12288,
+     .vocab_size = 151552, .qkv_bias = true, .max_context = 131072,
+     .moe = {.experts = 160, .experts_per_token = 8, .shared_experts = 1, .expert_intermediate_size = 1536,
+             .first_dense_layers = 3, .router_bias = true},
+     .aliases = "glm4.5",
+     .source = "https://huggingface.co/zai-org/GLM-4.5/blob/main/config.json (q/k norms and the multi-token-"
+               "prediction layer are not counted)"},
+    {.id = "glm-4.5-air", .display_name = "GLM-4.5-Air", .hf_repo = "zai-org/GLM-4.5-Air", .family = "glm4_moe",
+     .layers = 46, .hidden_size = 4096, .attention_heads = 96, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 10944, .vocab_size = 151552, .qkv_bias = true, .max_context = 131072,
+     .moe = {.experts = 128, .experts_per_token = 8, .shared_experts = 1, .expert_intermediate_size = 1408,
+             .first_dense_layers = 1, .router_bias = true},
+     .aliases = "glm4.5-air",
+     .source = "https://huggingface.co/zai-org/GLM-4.5-Air/blob/main/config.json (the multi-token-prediction layer "
+               "is not counted)"},
+    {.id = "olmo-2-7b", .display_name = "OLMo 2 7B", .hf_repo = "allenai/OLMo-2-1124-7B", .family = "olmo2",
+     .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 32, .head_dim = 128,
+     .intermediate_size = 11008, .vocab_size = 100352, .norms_per_layer = 4, .max_context = 4096,
+     .aliases = "olmo2-7b|olmo-2-1124-7b",
+     .source = "https://huggingface.co/allenai/OLMo-2-1124-7B/blob/main/config.json (post-norms after attention and "
+               "MLP plus q/k norms over the full 4096 width: four hidden-size norms a layer)"},
+    {.id = "olmo-2-13b", .display_name = "OLMo 2 13B", .hf_repo = "allenai/OLMo-2-1124-13B", .family = "olmo2",
+     .layers = 40, .hidden_size = 5120, .attention_heads = 40, .kv_heads = 40, .head_dim = 128,
+     .intermediate_size = 13824, .vocab_size = 100352, .norms_per_layer = 4, .max_context = 4096,
+     .aliases = "olmo2-13b|olmo-2-1124-13b",
+     .source = "https://huggingface.co/allenai/OLMo-2-1124-13B/blob/main/config.json (norms as for OLMo 2 7B)"},
+    {.id = "smollm3-3b", .display_name = "SmolLM3 3B", .hf_repo = "HuggingFaceTB/SmolLM3-3B", .family = "smollm3",
+     .layers = 36, .hidden_size = 2048, .attention_heads = 16, .kv_heads = 4, .head_dim = 128,
+     .intermediate_size = 11008, .vocab_size = 128256, .tied_embeddings = true, .max_context = 65536,
+     .aliases = "smollm3",
+     .source = "https://huggingface.co/HuggingFaceTB/SmolLM3-3B/blob/main/config.json (every fourth layer skips "
+               "RoPE, which changes no weight)"},
 }};
 #pragma clang diagnostic pop
 
@@ -229,6 +387,8 @@ ModelArchitecture CatalogueEntry::architecture() const {
   a.vocab_size = vocab_size;
   a.tied_embeddings = tied_embeddings;
   a.qkv_bias = qkv_bias;
+  a.gated_ffn = gated_ffn;
+  a.norm_bias = norm_bias;
   a.norms_per_layer = norms_per_layer;
   a.max_context = max_context;
   if (sliding_window != 0) a.sliding_window = sliding_window;

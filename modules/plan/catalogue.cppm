@@ -30,6 +30,8 @@ struct CatalogueEntry {
   std::uint64_t vocab_size = 0;
   bool tied_embeddings = false;
   bool qkv_bias = false;
+  bool gated_ffn = true;   ///< false: a two-matrix MLP (Falcon)
+  bool norm_bias = false;  ///< LayerNorm with a bias (Falcon)
   std::uint32_t norms_per_layer = 2;
   std::uint32_t max_context = 0;
   std::uint32_t sliding_window = 0;  ///< 0: none

@@ -180,6 +180,8 @@ Result<ModelDescription> model_from_config_json(std::string_view json, std::stri
     const auto shared = opt("n_shared_experts");
     const auto shared_width = opt("shared_expert_intermediate_size");
     const auto dense = opt("first_k_dense_replace");
+    const auto step = opt("interleave_moe_layer_step");
+    const auto dense_width = opt("intermediate_size_mlp");
     if (error) return fail(*error);
     if (!per_token) return fail(ErrorKind::parse_error, text::cat(name, ": missing \"num_experts_per_tok\""));
     a.moe.experts = u32(*experts);
@@ -195,6 +197,14 @@ Result<ModelDescription> model_from_config_json(std::string_view json, std::stri
       notes.push_back("the shared expert's scalar gate (hidden_size weights) is not counted");
     }
     a.moe.first_dense_layers = u32(dense.value_or(0));
+    if (family == "llama4" || family == "llama4_text") {
+      // Llama 4: intermediate_size is the experts' width, intermediate_size_mlp
+      // the dense layers'; every MoE layer has one shared expert; with
+      // interleave_moe_layer_step n only layers n-1, 2n-1, ... are MoE.
+      a.moe.shared_experts = 1;
+      a.moe.layer_step = u32(step.value_or(1));
+      if (dense_width && *dense_width > 0) a.intermediate_size = *dense_width;
+    }
     // DeepSeek V3 routes with a per-expert score-correction bias.
     a.moe.router_bias = r.string_or("topk_method", "") == "noaux_tc";
   }
@@ -216,7 +226,7 @@ Result<ModelDescription> model_from_config_json(std::string_view json, std::stri
                                 ": the multi-token-prediction layer(s) in the checkpoint are not counted"));
   }
   if (error) return fail(*error);
-  if ((!a.moe.is_moe() || a.moe.first_dense_layers > 0) && a.intermediate_size == 0)
+  if (a.has_dense_layers() && a.intermediate_size == 0)
     return fail(ErrorKind::parse_error, text::cat(name, ": missing \"intermediate_size\""));
 
   auto d = ModelDescription::from_architecture(std::string(name), std::move(a));

@@ -338,7 +338,7 @@ std::uint64_t activation_bytes(const ModelArchitecture& a, std::uint64_t context
     kv = static_cast<std::uint64_t>(a.attention_heads) *
          (a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim + a.mla->v_head_dim) / 2;
   }
-  std::uint64_t ffn = a.moe.first_dense_layers > 0 || !a.moe.is_moe() ? a.intermediate_size : 0;
+  std::uint64_t ffn = a.has_dense_layers() ? a.intermediate_size : 0;
   if (a.moe.is_moe())
     ffn = std::max<std::uint64_t>(ffn, (static_cast<std::uint64_t>(a.moe.experts_per_token) + a.moe.shared_experts) *
                                            a.moe.expert_intermediate_size);

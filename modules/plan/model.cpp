@@ -1,6 +1,7 @@
 // Architecture arithmetic: tensors of a layer, exact parameter counts, and
 // descriptions built from an architecture or a bare parameter count.
 module;
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -52,7 +53,23 @@ std::uint64_t ModelArchitecture::q_width() const noexcept {
 std::uint64_t ModelArchitecture::kv_width() const noexcept { return static_cast<std::uint64_t>(kv_heads) * head_dim; }
 
 bool ModelArchitecture::is_moe_layer(std::uint32_t layer) const noexcept {
-  return moe.is_moe() && layer >= moe.first_dense_layers;
+  if (!moe.is_moe() || layer >= layers || layer < moe.first_dense_layers) return false;
+  return moe.layer_step <= 1 || (layer + 1) % moe.layer_step == 0;
+}
+
+std::uint32_t ModelArchitecture::first_moe_layer() const noexcept {
+  if (!moe.is_moe() || moe.first_dense_layers >= layers) return layers;
+  if (moe.layer_step <= 1) return moe.first_dense_layers;
+  // The first layer >= first_dense_layers with (layer + 1) a multiple of the step.
+  const std::uint64_t step = moe.layer_step;
+  const std::uint64_t first = (static_cast<std::uint64_t>(moe.first_dense_layers) + step) / step * step - 1;
+  return first < layers ? static_cast<std::uint32_t>(first) : layers;
+}
+
+std::uint32_t ModelArchitecture::moe_layer_count() const noexcept {
+  const std::uint32_t first = first_moe_layer();
+  if (first >= layers) return 0;
+  return (layers - 1 - first) / std::max<std::uint32_t>(moe.layer_step, 1) + 1;
 }
 
 std::uint64_t ModelArchitecture::kv_elements_per_token_per_layer() const noexcept {
@@ -107,8 +124,7 @@ Result<void> ModelArchitecture::validate() const {
   }
   if (auto r = require(in(head_dim, max_head_dim), text::cat("head_dim must be in 1..", max_head_dim, ", got ", head_dim)); !r) return r;
   if (auto r = require(in(vocab_size, max_vocab), text::cat("vocab_size must be in 1..", max_vocab, ", got ", vocab_size)); !r) return r;
-  const bool all_moe = moe.is_moe() && moe.first_dense_layers == 0;
-  if (!all_moe) {
+  if (has_dense_layers()) {
     if (auto r = require(in(intermediate_size, max_ffn), text::cat("intermediate_size must be in 1..", max_ffn, ", got ", intermediate_size)); !r) return r;
   }
   if (auto r = require(norms_per_layer <= 8, text::cat("norms per layer must be at most 8, got ", norms_per_layer)); !r) return r;
@@ -127,6 +143,10 @@ Result<void> ModelArchitecture::validate() const {
         !r)
       return r;
     if (auto r = require(moe.shared_experts <= max_experts, "too many shared experts"); !r) return r;
+    if (auto r = require(moe.layer_step <= layers,
+                         text::cat("interleave_moe_layer_step (", moe.layer_step, ") exceeds the layer count (", layers, ")"));
+        !r)
+      return r;
   } else if (moe.experts_per_token != 0 || moe.shared_experts != 0) {
     return fail(ErrorKind::invalid_input, "experts per token or shared experts given without routed experts");
   }
@@ -229,10 +249,12 @@ Result<ParameterCount> count_parameters(const ModelArchitecture& a) {
       c.embedding += g.parameters();
   }
   c.active = c.total;
-  // Layers come in at most two shapes (dense and MoE): count each once.
-  const std::uint32_t dense_layers = a.moe.is_moe() ? a.moe.first_dense_layers : a.layers;
-  const std::uint32_t moe_layers = a.layers - dense_layers;
-  for (const auto& [first, n] : {std::pair<std::uint32_t, std::uint32_t>{0, dense_layers}, {dense_layers, moe_layers}}) {
+  // Layers come in at most two shapes (dense and MoE): count each once. Layer
+  // 0 is dense whenever any layer is.
+  const std::uint32_t moe_layers = a.moe_layer_count();
+  const std::uint32_t dense_layers = a.layers - moe_layers;
+  for (const auto& [first, n] :
+       {std::pair<std::uint32_t, std::uint32_t>{0, dense_layers}, {a.first_moe_layer(), moe_layers}}) {
     if (n == 0) continue;
     std::uint64_t total = 0, active = 0;
     if (!layer_parameters(a, first, total, active) || !add_product(c.total, total, n) ||

@@ -30,6 +30,10 @@ struct MoeLayout {
   std::uint64_t expert_intermediate_size = 0;  ///< FFN width of one expert
   std::uint32_t first_dense_layers = 0;        ///< leading layers with a dense FFN (first_k_dense_replace)
   bool router_bias = false;                    ///< per-expert score-correction bias (DeepSeek V3)
+  /// After the leading dense layers, only every `layer_step`-th layer is MoE
+  /// (layers step-1, 2*step-1, ...; Llama 4 interleave_moe_layer_step), the
+  /// others dense; 0 or 1: every one.
+  std::uint32_t layer_step = 0;
 
   bool is_moe() const noexcept { return experts > 0; }
   friend bool operator==(const MoeLayout&, const MoeLayout&) = default;
@@ -74,6 +78,12 @@ struct ModelArchitecture {
   std::uint64_t kv_width() const noexcept;
   /// Whether layer `layer` has a routed-expert FFN.
   bool is_moe_layer(std::uint32_t layer) const noexcept;
+  /// How many layers have a routed-expert FFN (0 for a dense model).
+  std::uint32_t moe_layer_count() const noexcept;
+  /// The first layer with a routed-expert FFN; `layers` when there is none.
+  std::uint32_t first_moe_layer() const noexcept;
+  /// Whether any layer has a dense FFN (of intermediate_size).
+  bool has_dense_layers() const noexcept { return moe_layer_count() < layers; }
   /// Elements of KV cache one token needs in one layer: 2 x kv_heads x
   /// head_dim, or kv_lora_rank + qk_rope_head_dim for MLA.
   std::uint64_t kv_elements_per_token_per_layer() const noexcept;

@@ -818,6 +818,7 @@ Result<ModelDescription> read_gguf(const std::filesystem::path& path) {
     a.moe.shared_experts = u32(kv_int(g, key("expert_shared_count")).value_or(0));
     a.moe.expert_intermediate_size = kv_int(g, key("expert_feed_forward_length")).value_or(a.intermediate_size);
     a.moe.first_dense_layers = u32(kv_int(g, key("leading_dense_block_count")).value_or(0));
+    a.moe.layer_step = u32(kv_int(g, key("interleave_moe_layer_step")).value_or(0));
     a.moe.router_bias = names.contains(text::cat("blk.", a.moe.first_dense_layers, ".exp_probs_b.bias"));
   }
   if (const auto kv_lora = kv_int(g, key("attention.kv_lora_rank")); kv_lora && *kv_lora > 0) {
@@ -829,7 +830,7 @@ Result<ModelDescription> read_gguf(const std::filesystem::path& path) {
     m.v_head_dim = u32(kv_int(g, key("attention.value_length")).value_or(m.qk_nope_head_dim));
     a.mla = m;
   }
-  if (a.intermediate_size == 0 && !(a.moe.is_moe() && a.moe.first_dense_layers == 0))
+  if (a.intermediate_size == 0 && a.has_dense_layers())
     return fail(ErrorKind::parse_error, text::cat(path.string(), ": GGUF metadata lacks ", key("feed_forward_length")));
 
   auto d = ModelDescription::from_architecture(path.filename().string(), std::move(a));

@@ -152,7 +152,7 @@ std::vector<std::uint32_t> tensor_parallel_degrees(const ModelArchitecture& a, s
   for (std::uint32_t t = 1; t <= max_domain && t <= a.attention_heads; ++t) {
     if (a.attention_heads % t != 0) continue;
     if (!a.mla && a.kv_heads % t != 0 && t % a.kv_heads != 0) continue;
-    const bool dense_layers = !a.moe.is_moe() || a.moe.first_dense_layers > 0;
+    const bool dense_layers = a.has_dense_layers();
     if (dense_layers && a.intermediate_size % t != 0) continue;
     if (a.moe.is_moe() && a.moe.expert_intermediate_size % t != 0) continue;
     out.push_back(t);

@@ -48,7 +48,7 @@ Result<void> check_tensor_parallel(const ModelArchitecture& a, std::uint32_t t) 
   if (!a.mla && a.kv_heads % t != 0 && t % a.kv_heads != 0)
     return fail(ErrorKind::invalid_input, text::cat("tensor-parallel degree ", t, " and the ", a.kv_heads,
                                                     " KV heads do not divide one another"));
-  const bool dense_layers = !a.moe.is_moe() || a.moe.first_dense_layers > 0;
+  const bool dense_layers = a.has_dense_layers();
   if (dense_layers && a.intermediate_size % t != 0)
     return fail(ErrorKind::invalid_input, text::cat("tensor-parallel degree ", t, " does not divide the FFN width ",
                                                     a.intermediate_size));
@@ -132,8 +132,9 @@ Result<LoraCount> count_lora_parameters(const ModelArchitecture& a, std::uint32_
   if (targets.empty()) return fail(ErrorKind::invalid_input, "LoRA needs at least one target matrix");
   LoraCount c;
   // Layers come in at most two shapes (dense and MoE).
-  const std::uint32_t dense_layers = a.moe.is_moe() ? a.moe.first_dense_layers : a.layers;
-  for (const auto& [first, n] : {std::pair<std::uint32_t, std::uint32_t>{0, dense_layers}, {dense_layers, a.layers - dense_layers}}) {
+  const std::uint32_t moe_layers = a.moe_layer_count();
+  for (const auto& [first, n] :
+       {std::pair<std::uint32_t, std::uint32_t>{0, a.layers - moe_layers}, {a.first_moe_layer(), moe_layers}}) {
     if (n == 0) continue;
     for (const auto& g : layer_tensors(a, first)) {
       if (!g.is_matrix() || !lora_adapts(targets, g.role)) continue;

@@ -130,13 +130,14 @@ StageShape stage_shape(const ModelArchitecture& a, std::uint32_t stage, std::uin
   s.embedding = stage == 0;
   s.head = stage + 1 == stages;
   const std::uint32_t end = s.first_layer + s.layer_count;
-  const std::uint32_t dense_end = a.moe.is_moe() ? std::min(a.moe.first_dense_layers, a.layers) : a.layers;
-  if (s.first_layer < dense_end)
-    s.layer_kinds.emplace_back(s.first_layer, std::min(end, dense_end) - s.first_layer);
-  if (end > dense_end) {
-    const std::uint32_t from = std::max(s.first_layer, dense_end);
-    s.layer_kinds.emplace_back(from, end - from);
+  // Dense layers, then MoE ones (which Llama 4 interleaves), each as (first, count).
+  std::pair<std::uint32_t, std::uint32_t> dense{0, 0}, moe{0, 0};
+  for (std::uint32_t l = s.first_layer; l < end; ++l) {
+    auto& kind = a.is_moe_layer(l) ? moe : dense;
+    if (kind.second++ == 0) kind.first = l;
   }
+  for (const auto& kind : {dense, moe})
+    if (kind.second > 0) s.layer_kinds.push_back(kind);
   for (const auto& [layer, n] : s.layer_kinds) {
     u64 layer_params = 0;
     for (auto g : rank_layer_tensors(a, layer, tp)) {
