@@ -11,6 +11,7 @@ export import :model;
 export import :catalogue;
 export import :memory;
 export import :cluster;
+export import :runtime;
 export import :planner;
 export import :cloud;
 

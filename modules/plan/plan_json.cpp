@@ -119,6 +119,29 @@ void write_json(json::Writer& w, const Plan& p) {
   w.field("bottleneck", p.throughput.decode_bottleneck);
   w.field("prefill_bottleneck", p.throughput.prefill_bottleneck);
   w.field("bandwidth_source", p.throughput.bandwidth_source);
+  w.field("runtime", p.throughput.runtime);
+  w.field("runtime_calibrated", p.throughput.runtime_calibrated);
+  write_optional(w, "decode_tokens_per_s_low", p.throughput.decode_tokens_per_s_low);
+  write_optional(w, "decode_tokens_per_s_high", p.throughput.decode_tokens_per_s_high);
+  w.key("serving");
+  if (const auto& sv = p.throughput.serving) {
+    w.begin_object();
+    w.field("requested_batch", sv->requested_batch);
+    w.field("batch", sv->batch);
+    w.field("kv_capacity_sequences", sv->kv_capacity_sequences);
+    w.field("input_tokens", sv->input_tokens);
+    w.field("output_tokens", sv->output_tokens);
+    w.field("replicas", sv->replicas);
+    w.field("output_tokens_per_s", sv->output_tokens_per_s);
+    w.field("output_tokens_per_s_low", sv->output_tokens_per_s_low);
+    w.field("output_tokens_per_s_high", sv->output_tokens_per_s_high);
+    w.field("time_to_first_token_s", sv->time_to_first_token_s);
+    w.field("time_per_output_token_s", sv->time_per_output_token_s);
+    w.field("bottleneck", sv->decode_bottleneck);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.end_object();
   w.field("fits", p.fits);
   w.key("launch").begin_object();

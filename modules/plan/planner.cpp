@@ -43,6 +43,13 @@ Result<void> InferenceSettings::validate(const ModelDescription& model) const {
   if (kv_cache_type) {
     if (auto bits = kv_cache_bits(*kv_cache_type); !bits) return fail(bits.error());
   }
+  if (output_tokens > 0 && (input_tokens == 0 || input_tokens > max_plan_context || output_tokens > max_plan_context ||
+                            input_tokens + output_tokens != context))
+    return fail(ErrorKind::invalid_input,
+                text::cat("serving needs 1..", max_plan_context, " input and output tokens each, adding up to the context"
+                          " (got ", input_tokens, " + ", output_tokens, " for a context of ", context, ")"));
+  if (output_tokens == 0 && input_tokens > 0)
+    return fail(ErrorKind::invalid_input, "serving needs output tokens as well as input tokens");
   return {};
 }
 
@@ -96,14 +103,101 @@ std::uint32_t expert_parallel_degree(const ModelArchitecture& a, const Inference
   return t;
 }
 
-Result<Plan> build_plan(const Machines& machines, const ModelDescription& model, const InferenceSettings& s,
+// The runtime the speeds assume: the settings' own profile or runtime, else
+// the default for the first accelerator's backend (the CPU's when none).
+const RuntimeProfile& profile_for(const Fleet& f, QuantizationLevel level, const InferenceSettings& s) {
+  if (s.profile) return *s.profile;
+  if (s.runtime) return runtime_profile(*s.runtime);
+  const Backend backend =
+      f.accelerators.empty() || !f.accelerators.front().profile ? Backend::cpu : f.accelerators.front().profile->backend;
+  return runtime_profile(default_runtime(backend, level));
+}
+
+// A server's speed for `requested` concurrent requests per replica: the KV
+// cache left after replica 0's weights and fixed costs caps the batch; each
+// wave prefills its prompts, then decodes with the KV cache at the prompt
+// plus half the output on average.
+std::optional<ServingEstimate> serving_estimate(const Fleet& f, const CostModel& memory_cost, const Layout& l,
+                                                const Plan& plan, std::uint32_t requested, std::uint64_t input,
+                                                std::uint64_t output, std::string& why_not) {
+  std::uint64_t capacity = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& sh : plan.shards) {
+    if (sh.replica != 0) break;
+    const std::uint64_t fixed = sat_add(sat_add(sh.weights_bytes, sh.activation_bytes), sh.overhead_bytes);
+    const std::uint64_t free = sh.capacity_bytes > fixed ? sh.capacity_bytes - fixed : 0;
+    if (sh.kv_cache_bytes > 0) capacity = std::min(capacity, free / sh.kv_cache_bytes);
+  }
+  if (capacity == 0) {
+    why_not = "serving: no room for the KV cache of one sequence";
+    return std::nullopt;
+  }
+  ServingEstimate out;
+  out.requested_batch = requested;
+  out.kv_capacity_sequences = capacity;
+  out.batch = static_cast<std::uint32_t>(std::min<std::uint64_t>(requested, capacity));
+  out.input_tokens = input;
+  out.output_tokens = output;
+  out.replicas = static_cast<std::uint32_t>(l.replica_total());
+  auto decode = cost_model(memory_cost.model, memory_cost.level, memory_cost.kv_type, input + output / 2, out.batch);
+  auto prefill = cost_model(memory_cost.model, memory_cost.level, memory_cost.kv_type, input, out.batch);
+  if (!decode || !prefill) {
+    why_not = text::cat("serving: ", (!decode ? decode.error() : prefill.error()).message);
+    return std::nullopt;
+  }
+  for (auto* c : {&*decode, &*prefill}) {
+    c->expert_parallel = memory_cost.expert_parallel;
+    c->profile = memory_cost.profile;
+  }
+  const auto per_replica = [&](const Replica& r, double& ttft, double& tpot, std::string& bottleneck) {
+    const DecodeTime d = decode_time(f, *decode, r);
+    const PrefillTime p = prefill_time(f, *prefill, r);
+    if (!d.step_s || !p.seconds) return 0.0;
+    ttft = *p.seconds;
+    tpot = *d.step_s;
+    bottleneck = d.bottleneck;
+    return static_cast<double>(out.batch) * static_cast<double>(output) / (ttft + static_cast<double>(output) * tpot);
+  };
+  double total = 0;
+  const std::size_t shapes = l.uniform ? 1 : l.replicas.size();
+  for (std::size_t i = 0; i < shapes; ++i) {
+    double ttft = 0, tpot = 0;
+    std::string bottleneck;
+    const double rate = per_replica(l.shape(i), ttft, tpot, bottleneck);
+    if (rate <= 0) {
+      why_not = "serving speed unknown: a device has no published bandwidth or dense peak";
+      return std::nullopt;
+    }
+    if (i == 0) {
+      out.time_to_first_token_s = ttft;
+      out.time_per_output_token_s = tpot;
+      out.decode_bottleneck = bottleneck;
+    }
+    total += l.uniform ? rate * static_cast<double>(l.replica_total()) : rate;
+  }
+  out.output_tokens_per_s = total;
+  out.output_tokens_per_s_low = total * memory_cost.profile->interval_low;
+  out.output_tokens_per_s_high = total * memory_cost.profile->interval_high;
+  return out;
+}
+
+// Serving plans memory for one sequence of input + output tokens; the rest
+// of memory is KV cache for the batch.
+InferenceSettings one_sequence(const InferenceSettings& requested) {
+  InferenceSettings s = requested;
+  if (s.output_tokens > 0) s.batch = 1;
+  return s;
+}
+
+Result<Plan> build_plan(const Machines& machines, const ModelDescription& model, const InferenceSettings& requested,
                         QuantizationLevel level, bool suggested) {
+  const InferenceSettings s = one_sequence(requested);
   const QuantizationLevel kv_type = s.kv_cache_type.value_or(default_kv_cache_type(level));
   auto cost = cost_model(model, level, kv_type, s.context, s.batch);
   if (!cost) return fail(cost.error());
   cost->expert_parallel = s.expert_parallel;
-  const CostModel& c = *cost;
   Fleet f = gather(machines, level, s.reserve_fraction);
+  cost->profile = &profile_for(f, level, s);
+  const CostModel& c = *cost;
   if (f.accelerators.empty() && f.several_nodes())
     return fail(ErrorKind::unsupported,
                 text::cat("no accelerator on any of the ", f.node_names.size(), " nodes can run ", to_string(level),
@@ -202,6 +296,13 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     }
     if (all) tp.decode_tokens_per_s_total = total;
   }
+  tp.runtime = std::string(c.profile->name);
+  tp.runtime_calibrated = c.profile->calibrated();
+  if (tp.decode_tokens_per_s) {
+    const double ceiling = tp.decode_ceiling_tokens_per_s.value_or(*tp.decode_tokens_per_s);
+    tp.decode_tokens_per_s_low = std::min(*tp.decode_tokens_per_s * c.profile->interval_low, ceiling);
+    tp.decode_tokens_per_s_high = std::min(*tp.decode_tokens_per_s * c.profile->interval_high, ceiling);
+  }
   const PrefillTime p0 = prefill_time(f, c, first);
   tp.prefill_bottleneck = p0.bottleneck;
   if (p0.seconds && *p0.seconds > 0)
@@ -292,13 +393,24 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     as.push_back(text::cat("decode reads the experts a batch of ", s.batch, " token(s) is expected to touch: ",
                            model.architecture.moe.experts, " x (1 - (1 - ", model.architecture.moe.experts_per_token,
                            "/", model.architecture.moe.experts, ")^", s.batch, ") per MoE layer"));
-  as.push_back(text::cat("decode: KV cache read at the full context; bandwidth at ", bandwidth_efficiency * 100,
-                         "% of peak, compute at ", compute_efficiency * 100,
-                         "% of dense peak; tensor-parallel all-reduce 10 us + 2(t-1)/t x message / link bandwidth, twice "
-                         "per layer; 20 us per pipeline hop"));
-  as.push_back(text::cat("memory bandwidth: ", tp.bandwidth_source,
-                         "; no kernel-launch or scheduling overhead is modelled, so speeds are what a well-tuned "
-                         "runtime approaches, not what every runtime reaches"));
+  {
+    const RuntimeProfile& p = *c.profile;
+    as.push_back(text::cat(
+        "speed: the ", p.name, " runtime profile (", p.description,
+        s.runtime || s.profile ? "" : "; give --runtime for another", "): bandwidth at ",
+        std::round(p.bandwidth_efficiency * 1000) / 10, "% of peak, ",
+        std::round(p.layer_overhead_us * 10) / 10, " us per layer per token, ",
+        std::round(p.dequant_ops_per_weight * 10) / 10, " vector ops per quantized weight, compute at ",
+        std::round(p.compute_efficiency * 1000) / 10, "% of dense peak; ",
+        p.calibrated() ? text::cat("fitted on ", p.calibration_points, " measurements (", p.calibrated_on,
+                                   "); 80% of them within ", std::round(p.interval_low * 100), "-",
+                                   std::round(p.interval_high * 100), "% of the prediction")
+                       : text::cat("not calibrated (", p.calibrated_on, "): the interval is a wide default")));
+  }
+  as.push_back(text::cat("decode: KV cache read at the full context; tensor-parallel all-reduce 10 us + 2(t-1)/t x "
+                         "message / link bandwidth, twice per layer; 20 us per pipeline hop; never above the ceiling "
+                         "(every byte at full bandwidth)"));
+  as.push_back(text::cat("memory bandwidth: ", tp.bandwidth_source));
   if (!tp.decode_tokens_per_s)
     as.push_back(f.accelerators.empty() || plan.strategy.cpu_offload_layers > 0
                      ? "decode speed unknown: the host's memory bandwidth is neither reported nor published"
@@ -338,6 +450,20 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     as.push_back(text::cat("does not fit: a replica needs ", gib(plan.memory.total_bytes), ", the devices used hold ",
                            gib(capacity), " after the reserve"));
   }
+  if (requested.output_tokens > 0) {
+    std::string why_not;
+    if (plan.fits)
+      tp.serving = serving_estimate(f, c, l, plan, requested.batch, requested.input_tokens, requested.output_tokens, why_not);
+    else
+      why_not = "serving: the model does not fit";
+    if (tp.serving)
+      as.push_back(text::cat("serving: memory planned for one sequence of ", s.context, " tokens; the KV cache left holds ",
+                             tp.serving->kv_capacity_sequences, " such sequences per replica, so ", tp.serving->batch,
+                             " of the ", requested.batch, " requests run at once; each wave prefills its prompts, then "
+                             "decodes with the KV cache at the prompt plus half the output"));
+    else
+      as.push_back(std::move(why_not));
+  }
   plan.launch = launch_hints(f, c, l, s, model, plan);
   return plan;
 }
@@ -347,8 +473,9 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
 namespace {
 
 Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDescription& model,
-                                        const InferenceSettings& settings) {
-  if (auto v = settings.validate(model); !v) return fail(v.error());
+                                        const InferenceSettings& requested) {
+  if (auto v = requested.validate(model); !v) return fail(v.error());
+  const InferenceSettings settings = one_sequence(requested);
   bool accelerators = false;
   for (const auto* registry : machines.registries) accelerators |= registry->has_accelerator();
   std::optional<QuantizationLevel> with_offload;
@@ -360,6 +487,7 @@ Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDes
     const Fleet f = gather(machines, level, settings.reserve_fraction);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;
+    cost->profile = &profile_for(f, level, settings);
     const Layout l = place(f, *cost, settings);
     if (!l.fits) continue;
     bool offload = false;

@@ -18,6 +18,7 @@ import hwaccel.registry;
 import :model;
 import :memory;
 import :cluster;
+import :runtime;
 
 export namespace hwaccel {
 
@@ -49,6 +50,19 @@ struct InferenceSettings {
   /// parallelism, vLLM's --enable-expert-parallel) rather than a slice of
   /// every expert; tokens reach their experts by two all-to-alls per MoE layer.
   bool expert_parallel = false;
+  /// The runtime whose profile the speeds assume; empty: default_runtime()
+  /// for the first stage's backend and the level.
+  std::optional<Runtime> runtime;
+  /// A profile of one's own (fit_decode_profile on one's measurements); wins
+  /// over `runtime`. Its string_views must outlive the plan call.
+  std::optional<RuntimeProfile> profile;
+  /// Serving: when output_tokens > 0, `batch` requests of input_tokens
+  /// prompt and output_tokens generated tokens run together on each replica
+  /// (ThroughputEstimate::serving); the memory plan holds one sequence of
+  /// input + output tokens, and the memory left is KV cache, which caps the
+  /// batch as vLLM's scheduler does.
+  std::uint64_t input_tokens = 0;
+  std::uint64_t output_tokens = 0;
 
   /// Limits: context 1..16,777,216 (and at most the model's own maximum
   /// when its architecture is its own), batch 1..65,536, reserve in [0, 0.95].
@@ -97,10 +111,31 @@ struct Shard {
   friend bool operator==(const Shard&, const Shard&) = default;
 };
 
-/// Speed estimates. Decode reads every active weight and the KV cache once
-/// per token: step time = bytes per device / (bandwidth x 0.8) or FLOPs /
-/// (dense peak x 0.5), whichever is larger, plus two tensor-parallel
-/// all-reduces per layer; pipeline stages run in sequence for one token.
+/// A whole server's speed for a batch of requests of one shape, as vLLM's
+/// serving benchmark and trtllm-bench report it.
+struct ServingEstimate {
+  std::uint32_t requested_batch = 0;  ///< concurrent requests per replica asked for
+  std::uint32_t batch = 0;            ///< what the KV cache holds: min(requested, kv_capacity_sequences)
+  std::uint64_t kv_capacity_sequences = 0;  ///< per replica, at input + output tokens each
+  std::uint64_t input_tokens = 0;
+  std::uint64_t output_tokens = 0;
+  std::uint32_t replicas = 0;
+  double output_tokens_per_s = 0;  ///< every replica together
+  double output_tokens_per_s_low = 0;   ///< 80 % interval from the runtime profile's residuals
+  double output_tokens_per_s_high = 0;
+  double time_to_first_token_s = 0;     ///< prefill of one wave of `batch` prompts
+  double time_per_output_token_s = 0;   ///< mean decode step with `batch` sequences in flight
+  std::string decode_bottleneck;        ///< "memory_bandwidth", "compute", "interconnect"
+
+  friend bool operator==(const ServingEstimate&, const ServingEstimate&) = default;
+};
+
+/// Speed estimates under a runtime profile (RuntimeProfile). Decode reads
+/// every active weight and the KV cache once per token: step time = bytes
+/// per device / (bandwidth x the profile's efficiency) + dequantization +
+/// the profile's per-layer overhead, or FLOPs / (dense peak x its compute
+/// efficiency) when larger, plus two tensor-parallel all-reduces per layer;
+/// pipeline stages run in sequence for one token. Never above the ceiling.
 struct ThroughputEstimate {
   std::optional<double> decode_tokens_per_s;        ///< one sequence, KV cache at the full context
   std::optional<double> decode_tokens_per_s_total;  ///< every sequence of every replica
@@ -111,6 +146,13 @@ struct ThroughputEstimate {
   std::string decode_bottleneck;   ///< "memory_bandwidth", "compute", "interconnect", "host_memory_bandwidth", "unknown"
   std::string prefill_bottleneck;  ///< "compute", "memory_bandwidth", "interconnect", "unknown"
   std::string bandwidth_source;    ///< "reported by the device", "published spec", or both
+  std::string runtime;             ///< the runtime profile the speeds assume ("llama.cpp-cuda")
+  bool runtime_calibrated = false;  ///< its parameters were fitted on measurements
+  /// The 80 % interval around decode_tokens_per_s, from the profile's
+  /// calibration residuals, capped at the ceiling.
+  std::optional<double> decode_tokens_per_s_low;
+  std::optional<double> decode_tokens_per_s_high;
+  std::optional<ServingEstimate> serving;  ///< when InferenceSettings::output_tokens > 0
 
   friend bool operator==(const ThroughputEstimate&, const ThroughputEstimate&) = default;
 };
@@ -259,8 +301,6 @@ void write_json(json::Writer& out, const Plan& plan);
 // hints (planner_launch.cpp).
 namespace hwaccel::planner_detail {
 
-inline constexpr double bandwidth_efficiency = 0.8;  // decode GEMV kernels reach 70-85 % of peak HBM bandwidth
-inline constexpr double compute_efficiency = 0.5;    // large GEMMs in serving engines reach 40-60 % of dense peak
 inline constexpr double allreduce_latency_s = 10e-6;
 inline constexpr double pipeline_hop_latency_s = 20e-6;
 inline constexpr double apple_gpu_share = 0.75;  // Metal's recommended working set on Apple silicon
@@ -286,6 +326,7 @@ struct Device {
   std::optional<double> bandwidth_gbps;
   bool bandwidth_reported = false;
   std::optional<double> peak_tflops;
+  std::optional<double> vector_tflops;  // non-tensor FP32: what unpacking quantized weights runs at
   std::uint32_t domain = 0;
   std::uint32_t node = 0;  // index into Fleet::node_names
 };
@@ -356,6 +397,7 @@ struct CostModel {
   double head_params = 0;
   std::vector<std::uint32_t> moe_layer_prefix;  // prefix counts of MoE layers
   bool expert_parallel = false;                 // InferenceSettings::expert_parallel
+  const RuntimeProfile* profile = nullptr;      // the accelerators' runtime; never null once planning
 
   std::uint64_t layers() const { return layout.layer_bytes.size(); }
   std::uint64_t layer_weights(std::uint64_t first, std::uint64_t count) const {
@@ -441,12 +483,14 @@ struct Layout {
 struct StageSpeed {
   std::optional<double> bandwidth_gbps;  // slowest member
   std::optional<double> peak_tflops;     // slowest member
+  std::optional<double> vector_tflops;   // slowest member
   bool host = false;
 };
 
 struct DecodeTime {
   std::optional<double> step_s;
   std::optional<double> ceiling_step_s;
+  DecodeTerms terms;  // the step before the profile's parameters
   std::string bottleneck = "unknown";
 };
 

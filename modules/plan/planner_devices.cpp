@@ -160,6 +160,7 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
       x.bandwidth_gbps = spec->memory_bandwidth_gbps;
     }
     x.peak_tflops = peak_for(spec, kind->compute);
+    if (spec && spec->fp32_tflops) x.vector_tflops = spec->fp32_tflops;
     f.unified_memory |= d.memory_kind == MemoryKind::unified;
     if (d.index < (1u << 20)) {
       auto& table = by_index[static_cast<std::size_t>(d.backend)];

@@ -167,16 +167,19 @@ StageSpeed speed_of(const Fleet& f, const Stage& st) {
     if (f.host) s.bandwidth_gbps = f.host->bandwidth_gbps;
     return s;
   }
-  bool all_bw = true, all_peak = true;
+  bool all_bw = true, all_peak = true, all_vector = true;
   for (auto m : st.group->members) {
     const Device& d = f.accelerators[m];
     if (d.bandwidth_gbps) s.bandwidth_gbps = s.bandwidth_gbps ? std::min(*s.bandwidth_gbps, *d.bandwidth_gbps) : *d.bandwidth_gbps;
     else all_bw = false;
     if (d.peak_tflops) s.peak_tflops = s.peak_tflops ? std::min(*s.peak_tflops, *d.peak_tflops) : *d.peak_tflops;
     else all_peak = false;
+    if (d.vector_tflops) s.vector_tflops = s.vector_tflops ? std::min(*s.vector_tflops, *d.vector_tflops) : *d.vector_tflops;
+    else all_vector = false;
   }
   if (!all_bw) s.bandwidth_gbps.reset();
   if (!all_peak) s.peak_tflops.reset();
+  if (!all_vector) s.vector_tflops.reset();
   return s;
 }
 
@@ -216,27 +219,44 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
   DecodeTime out;
   const auto& a = c.arch;
   const double b = static_cast<double>(c.batch);
+  const bool quantized = info(c.level).family != QuantizationFamily::floating;
   double total = 0, ceiling = 0, mem = 0, compute = 0, comm = 0, host = 0;
   for (const auto& st : r.stages) {
     const std::uint32_t t = st.group ? r.tp : 1;
     const StageSpeed sp = speed_of(f, st);
     if (!sp.bandwidth_gbps) return out;
+    // Layers in host memory run under llama.cpp's CPU backend whatever drives the accelerators.
+    const RuntimeProfile& profile = st.group ? *c.profile : runtime_profile(Runtime::llama_cpp_cpu);
+    const double kv = static_cast<double>(c.kv_per_layer(t)) * static_cast<double>(st.layer_count);
     double bytes = static_cast<double>(c.active_weight_prefix[st.first_layer + st.layer_count] -
                                        c.active_weight_prefix[st.first_layer]) /
                        t +
-                   static_cast<double>(c.kv_per_layer(t)) * static_cast<double>(st.layer_count);
+                   kv;
     double params = c.active_param_prefix[st.first_layer + st.layer_count] - c.active_param_prefix[st.first_layer];
     if (st.head) {
       bytes += static_cast<double>(c.layout.head_bytes) / t;
       params += c.head_params;
     }
+    const double kv_rereads = profile.kv_read_per_query_head && !a.mla && a.kv_heads > 0
+                                  ? static_cast<double>(a.attention_heads) / a.kv_heads - 1.0
+                                  : 0.0;
     const double flops = (2.0 * b * params + 4.0 * b * static_cast<double>(c.context) * static_cast<double>(a.q_width()) *
                                                  static_cast<double>(st.layer_count)) /
                          t;
-    const double mem_s = bytes / (*sp.bandwidth_gbps * 1e9 * bandwidth_efficiency);
-    const double compute_s = sp.peak_tflops ? flops / (*sp.peak_tflops * 1e12 * compute_efficiency) : 0.0;
+    const double memory_at_peak = bytes / (*sp.bandwidth_gbps * 1e9);
+    const double read_at_peak = (bytes + kv * kv_rereads) / (*sp.bandwidth_gbps * 1e9);
+    // Unpacking runs once per weight read, shared by the batch.
+    const double dequant_per_op = quantized && sp.vector_tflops ? params / t / (*sp.vector_tflops * 1e12) : 0.0;
+    const double layers = static_cast<double>(st.layer_count);
+    const double mem_s = read_at_peak / profile.bandwidth_efficiency +
+                         dequant_per_op * profile.dequant_ops_per_weight + layers * profile.layer_overhead_us * 1e-6;
+    const double compute_s = sp.peak_tflops ? flops / (*sp.peak_tflops * 1e12 * profile.compute_efficiency) : 0.0;
     const double comm_s = tensor_parallel_s(f, c, st, t, b);
-    ceiling += bytes / (*sp.bandwidth_gbps * 1e9);
+    ceiling += memory_at_peak;
+    out.terms.memory_s_at_peak += read_at_peak;
+    out.terms.dequant_s_per_op += dequant_per_op;
+    out.terms.layers += layers;
+    out.terms.fixed_s += comm_s;
     const double stage = std::max(mem_s, compute_s) + comm_s;
     total += stage;
     if (sp.host && !f.accelerators.empty()) host += stage;
@@ -247,8 +267,11 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
   const double hops = pipeline_hops_s(f, c, r, b);
   total += hops;
   comm += hops;
-  out.step_s = total;
+  out.terms.fixed_s += hops;
+  // The ceiling is the bytes at full bandwidth alone: a prediction never beats it.
+  out.step_s = std::max(total, ceiling);
   out.ceiling_step_s = ceiling;
+  if (ceiling > 0) out.terms.ceiling_tokens_per_s = 1.0 / ceiling;
   const double top = std::max({mem, compute, comm, host});
   out.bottleneck = top == host && host > 0   ? "host_memory_bandwidth"
                    : top == comm && comm > 0 ? "interconnect"

@@ -85,9 +85,11 @@ PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r) {
     double flops = 2.0 * b * n * params + 2.0 * b * n * n * static_cast<double>(a.q_width()) * static_cast<double>(st.layer_count);
     if (st.head) flops += 2.0 * b * c.head_params;  // logits of the last token only
     flops /= t;
-    const double compute_s = flops / (*sp.peak_tflops * 1e12 * compute_efficiency);
+    const RuntimeProfile& profile = st.group ? *c.profile : runtime_profile(Runtime::llama_cpp_cpu);
+    const double compute_s = flops / (*sp.peak_tflops * 1e12 * profile.compute_efficiency);
     const double weights = static_cast<double>(c.layer_weights(st.first_layer, st.layer_count)) / t;
-    const double mem_s = weights / (*sp.bandwidth_gbps * 1e9 * bandwidth_efficiency);
+    const double mem_s = weights / (*sp.bandwidth_gbps * 1e9 * profile.bandwidth_efficiency) +
+                         static_cast<double>(st.layer_count) * profile.layer_overhead_us * 1e-6;
     const double comm_s = tensor_parallel_s(f, c, st, t, b * n);
     total += std::max(compute_s, mem_s) + comm_s;
     if (compute_s >= mem_s) compute += compute_s;

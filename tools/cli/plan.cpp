@@ -37,6 +37,9 @@ struct PlanArgs {
   std::string hosts;
   std::string fabric;
   bool expert_parallel = false;
+  std::string runtime;
+  std::uint64_t input_len = 0;
+  std::uint64_t output_len = 0;
   bool what_is_missing = false;
   std::string node_kind;
   std::string busy;
@@ -88,11 +91,23 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
                        rate_text(t.decode_ceiling_tokens_per_s), t.decode_bottleneck, t.bandwidth_source);
   else
     out += fmt::format("{}Throughput{}    decode unknown (see the assumptions)\n", bold, reset);
+  if (t.decode_tokens_per_s_low && t.decode_tokens_per_s_high)
+    out += fmt::format("              runtime {}: 80% interval {}-{} tok/s per sequence{}\n", t.runtime,
+                       rate_text(t.decode_tokens_per_s_low), rate_text(t.decode_tokens_per_s_high),
+                       t.runtime_calibrated ? "" : " (profile not calibrated)");
   if (t.prefill_tokens_per_s)
     out += fmt::format("              prefill {} tok/s, bound by {}\n", rate_text(t.prefill_tokens_per_s),
                        t.prefill_bottleneck);
   else
     out += "              prefill unknown (see the assumptions)\n";
+  if (const auto& sv = t.serving)
+    out += fmt::format("{}Serving{}       {} requests of {} + {} tokens at once per replica ({} asked; KV cache holds {}), "
+                       "{} replica(s): {:.0f} output tok/s (80% interval {:.0f}-{:.0f}), TTFT {:.0f} ms, TPOT {:.1f} ms, "
+                       "bound by {}\n",
+                       bold, reset, sv->batch, sv->input_tokens, sv->output_tokens, sv->requested_batch,
+                       sv->kv_capacity_sequences, sv->replicas, sv->output_tokens_per_s, sv->output_tokens_per_s_low,
+                       sv->output_tokens_per_s_high, sv->time_to_first_token_s * 1e3, sv->time_per_output_token_s * 1e3,
+                       sv->decode_bottleneck);
   if (p.load_time)
     out += fmt::format("{}Load time{}     {:.1f} s to read {} from {} at {:.2f} GB/s ({})\n", bold, reset,
                        p.load_time->seconds, bytes_text(p.load_bytes), p.load_time->storage,
@@ -155,6 +170,23 @@ int run_plan(const PlanArgs& a) {
     settings.quantization = *q;
   }
   if (!apply_sequence_options("plan", a.sequence, settings)) return exit_usage;
+  if (!a.runtime.empty()) {
+    auto r = parse_runtime(a.runtime);
+    if (!r) {
+      std::cerr << "hwaccel plan: --runtime: " << r.error().message << "\n";
+      return exit_usage;
+    }
+    settings.runtime = *r;
+  }
+  if ((a.input_len > 0) != (a.output_len > 0)) {
+    std::cerr << "hwaccel plan: give --input-len and --output-len together\n";
+    return exit_usage;
+  }
+  if (a.output_len > 0) {
+    settings.input_tokens = a.input_len;
+    settings.output_tokens = a.output_len;
+    if (!a.sequence.context_given) settings.context = a.input_len + a.output_len;
+  }
   if (a.family == "gguf") settings.quantization_family = QuantizationFamily::gguf;
   else if (a.family == "hf") settings.quantization_family = QuantizationFamily::floating;
 
@@ -297,6 +329,13 @@ Command add_plan_command(CLI::App& app) {
   cmd->add_option("--formats", args->family, "Levels a suggestion picks from: hf (bf16/fp8/int8/int4) or gguf (llama.cpp)")
       ->check(CLI::IsMember({"hf", "gguf"}));
   cmd->add_flag("--no-offload", args->no_offload, "Never put layers in host memory");
+  cmd->add_option("--runtime", args->runtime,
+                  "Runtime whose speed profile the estimates use: llama.cpp-cuda, llama.cpp-rocm, llama.cpp-metal, "
+                  "llama.cpp-vulkan, llama.cpp-cpu, mlx, vllm, sglang, trtllm (default: from the level and the devices)");
+  cmd->add_option("--input-len", args->input_len, "Serving: prompt tokens per request (with --output-len; --batch requests at once)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
+  cmd->add_option("--output-len", args->output_len, "Serving: generated tokens per request; gives output tok/s, TTFT and TPOT")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
   auto* fixture = cmd->add_option("--fixture", args->fixture, "Plan for a captured machine (fixture folder)")->check(CLI::ExistingDirectory);
   auto* devices = cmd->add_option("--devices", args->devices,
                                   "Plan for hypothetical devices, e.g. 8xH100-SXM-80GB or 2xRTX-4090+1xRTX-3090 (see "

@@ -138,12 +138,14 @@ struct SequenceOptions {
   std::uint32_t batch = 1;
   std::string kv_dtype;  ///< empty: the weights' compute type
   double reserve = 0.10;
+  bool context_given = false;  ///< --context was on the command line
 };
 
 /// Registers --context, --batch, --kv-dtype and --reserve on `cmd`.
 inline void add_sequence_options(CLI::App* cmd, SequenceOptions& o) {
   cmd->add_option("--context", o.context, "Tokens per sequence, prompt and output together")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
+      ->each([&o](const std::string&) { o.context_given = true; });
   cmd->add_option("--batch", o.batch, "Concurrent sequences per replica")->check(CLI::Range(1u, 65536u));
   cmd->add_option("--kv-dtype", o.kv_dtype,
                   "KV cache type (fp16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, ...); default: the weights' "

@@ -1,0 +1,78 @@
+// The runtime-profile table and runtime names. The fitted parameters come
+// from tests/data/speed/ through fit_decode_profile (the speed-model test
+// refits them and fails when this table drifts from the data);
+// docs/planning.md "Speed model" lists each source.
+module;
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+module hwaccel.plan;
+
+namespace hwaccel {
+namespace {
+
+constexpr std::array<Runtime, 9> runtimes = {
+    Runtime::llama_cpp_cuda, Runtime::llama_cpp_rocm, Runtime::llama_cpp_metal,
+    Runtime::llama_cpp_vulkan, Runtime::llama_cpp_cpu, Runtime::mlx,
+    Runtime::vllm, Runtime::sglang, Runtime::trtllm,
+};
+
+#include "runtime_profiles.inc"
+
+bool iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+std::string_view to_string(Runtime runtime) noexcept { return runtime_profile(runtime).name; }
+
+std::span<const Runtime> all_runtimes() noexcept { return runtimes; }
+
+std::span<const RuntimeProfile> runtime_profiles() noexcept { return profiles; }
+
+const RuntimeProfile& runtime_profile(Runtime runtime) noexcept {
+  return profiles[static_cast<std::size_t>(runtime)];
+}
+
+Result<Runtime> parse_runtime(std::string_view name) {
+  std::string names;
+  for (const auto& p : profiles) {
+    if (iequal(name, p.name)) return p.runtime;
+    names += names.empty() ? "" : ", ";
+    names += p.name;
+  }
+  // Common spellings: "llamacpp-cuda", "llama-cpp-metal", "tensorrt-llm".
+  std::string folded;
+  for (char ch : name)
+    if (std::isalnum(static_cast<unsigned char>(ch))) folded += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const auto& p : profiles) {
+    std::string key;
+    for (char ch : p.name)
+      if (std::isalnum(static_cast<unsigned char>(ch))) key += ch;
+    if (folded == key) return p.runtime;
+  }
+  if (folded == "tensorrtllm") return Runtime::trtllm;
+  return fail(ErrorKind::invalid_input,
+              text::cat("unknown runtime '", name, "'", folded == "llamacpp" ? " (llama.cpp needs its backend)" : "",
+                        "; valid: ", names));
+}
+
+Runtime default_runtime(Backend backend, QuantizationLevel level) noexcept {
+  const bool gguf = info(level).family == QuantizationFamily::gguf;
+  switch (backend) {
+    case Backend::cuda: return gguf ? Runtime::llama_cpp_cuda : Runtime::vllm;
+    case Backend::rocm: return gguf ? Runtime::llama_cpp_rocm : Runtime::vllm;
+    case Backend::apple: return gguf ? Runtime::llama_cpp_metal : Runtime::mlx;
+    case Backend::cpu: return Runtime::llama_cpp_cpu;
+    default: return gguf ? Runtime::llama_cpp_vulkan : Runtime::vllm;
+  }
+}
+
+}  // namespace hwaccel

@@ -1,0 +1,134 @@
+// Runtime profiles: how close each inference runtime comes to a device's
+// peak memory bandwidth and compute, and what it spends per token and per
+// layer regardless of bytes. The parameters are fitted on public
+// measurements (tests/data/speed/, docs/planning.md "Speed model").
+module;
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+export module hwaccel.plan:runtime;
+import hwaccel.hardware;
+
+export namespace hwaccel {
+
+/// An inference runtime and the backend it drives.
+enum class Runtime : std::uint8_t {
+  llama_cpp_cuda,
+  llama_cpp_rocm,
+  llama_cpp_metal,
+  llama_cpp_vulkan,
+  llama_cpp_cpu,
+  mlx,
+  vllm,
+  sglang,
+  trtllm,
+};
+
+/// "llama.cpp-cuda", "vllm", ...: the name `--runtime` takes.
+std::string_view to_string(Runtime runtime) noexcept;
+
+/// Parses a runtime name case-insensitively; also "llama.cpp" alone, which
+/// needs a backend and so is refused with the list of names.
+Result<Runtime> parse_runtime(std::string_view name);
+
+/// Every runtime, in the order of the enum.
+std::span<const Runtime> all_runtimes() noexcept;
+
+/// The speed parameters of one runtime. Decode time per token on a device
+/// (or a pipeline stage) is
+///   bytes read / (peak bandwidth x bandwidth_efficiency)
+///   + quantized weights x dequant_ops_per_weight / the device's vector FP32 rate
+///   + layers x layer_overhead_us
+/// or, when the batch is large enough, FLOPs / (dense peak x
+/// compute_efficiency), whichever is larger; plus the interconnect.
+struct RuntimeProfile {
+  Runtime runtime = Runtime::vllm;
+  std::string_view name;
+  std::string_view description;
+  /// Share of peak memory bandwidth that weight and KV reads reach.
+  double bandwidth_efficiency = 0.8;
+  /// Vector operations per weight a quantized (integer or GGUF) matrix-vector
+  /// product spends unpacking and scaling, over the device's FP32 rate.
+  double dequant_ops_per_weight = 0;
+  /// Per layer and decode step: kernel launches, synchronisation, sampling
+  /// spread over the layers.
+  double layer_overhead_us = 0;
+  /// Share of the dense tensor peak that prefill and large batches reach.
+  double compute_efficiency = 0.5;
+  /// Attention reads the KV cache once per query head rather than once per
+  /// KV head: ggml's matrix products broadcast a grouped-query KV head over
+  /// its query heads when flash attention is off, so the KV bytes a token
+  /// reads grow by heads / KV heads.
+  bool kv_read_per_query_head = false;
+  /// measured / predicted at the 10th and 90th percentiles of the
+  /// cross-validated calibration residuals: the 80 % interval around a
+  /// prediction.
+  double interval_low = 0.7;
+  double interval_high = 1.3;
+  /// Calibration measurements the parameters were fitted on; 0 when the
+  /// profile is an assumption (its interval is then a wide default).
+  std::uint32_t calibration_points = 0;
+  std::string_view calibrated_on;  ///< the sources, or why there are none
+
+  bool calibrated() const noexcept { return calibration_points > 0; }
+};
+
+/// The profile of a runtime.
+const RuntimeProfile& runtime_profile(Runtime runtime) noexcept;
+
+/// Every profile, in the order of the enum.
+std::span<const RuntimeProfile> runtime_profiles() noexcept;
+
+/// The runtime a plan assumes when none is given: llama.cpp on the
+/// device's backend for GGUF levels (Vulkan for GPUs it has no native
+/// backend for), MLX for other levels on Apple GPUs, llama.cpp on the CPU
+/// for CPU-only plans, vLLM otherwise.
+Runtime default_runtime(Backend backend, QuantizationLevel level) noexcept;
+
+/// One published (or a user's own) measurement of single-sequence decode
+/// speed, for fitting and checking a profile.
+struct DecodeMeasurement {
+  Runtime runtime = Runtime::llama_cpp_cuda;
+  std::string device;  ///< a `--devices` name: "M2-Ultra-76c", "RTX-4090"
+  std::uint32_t devices = 1;
+  std::string model;   ///< a catalogue id
+  QuantizationLevel quantization = QuantizationLevel::q4_0;
+  std::uint64_t prompt_tokens = 0;
+  std::uint64_t generated_tokens = 128;
+  double tokens_per_s = 0;
+};
+
+/// What a decode step of a measurement consists of, before a profile's
+/// parameters are applied: the terms are linear in 1 / bandwidth_efficiency,
+/// dequant_ops_per_weight and layer_overhead_us.
+struct DecodeTerms {
+  double memory_s_at_peak = 0;  ///< bytes read / peak bandwidth
+  double dequant_s_per_op = 0;  ///< quantized weights / vector FP32 rate
+  double layers = 0;            ///< layers run in sequence per token
+  double fixed_s = 0;           ///< interconnect and pipeline hops
+  double ceiling_tokens_per_s = 0;
+
+  /// Seconds per token under a profile.
+  double step_s(const RuntimeProfile& profile) const noexcept;
+};
+
+/// The decode terms of a measurement's setting (a hypothetical registry of
+/// its devices, the catalogue model, the KV cache at the prompt plus half
+/// the generated tokens); an error when the device or model is unknown or
+/// the model does not fit.
+Result<DecodeTerms> decode_terms(const DecodeMeasurement& measurement);
+
+/// A profile whose bandwidth_efficiency, dequant_ops_per_weight and
+/// layer_overhead_us minimise the squared relative error over the
+/// measurements (non-negative, efficiency at most 1), with its interval
+/// from cross-validated residuals (each device's measurements predicted by
+/// a fit on the other devices'). When every measurement is quantized (or none is),
+/// bandwidth and dequantization cannot be told apart and the efficiency
+/// stays at base's. Other fields come from `base`. An error when fewer than
+/// 3 measurements plan.
+Result<RuntimeProfile> fit_decode_profile(const RuntimeProfile& base, std::span<const DecodeMeasurement> measurements);
+
+}  // namespace hwaccel

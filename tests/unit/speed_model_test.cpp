@@ -1,0 +1,387 @@
+// The speed model against published measurements (tests/data/speed/):
+// the runtime-profile table is the fit of its calibration rows, and the
+// held-out validation rows (GPU-Benchmarks-on-LLM-Inference for decode,
+// TensorRT-LLM's performance overview for serving) meet the error and
+// interval-coverage targets of docs/planning.md "Speed model".
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+import hwaccel;
+
+namespace {
+
+using namespace hwaccel;
+
+std::string data_path(std::string_view file) {
+  const char* root = std::getenv("HWACCEL_SOURCE_DIR");
+  return std::string(root ? root : ".") + "/tests/data/speed/" + std::string(file);
+}
+
+struct DecodeRow {
+  std::string source;
+  bool validation = false;
+  bool multi_device = false;
+  Runtime runtime = Runtime::llama_cpp_cuda;
+  DecodeMeasurement m;
+};
+
+struct ServingRow {
+  std::string source;
+  bool validation = false;
+  Runtime runtime = Runtime::vllm;
+  std::string device;
+  std::uint32_t devices = 1;
+  std::uint32_t tp = 1;
+  std::string model;
+  QuantizationLevel quantization = QuantizationLevel::bf16;
+  std::uint64_t input = 0, output = 0;
+  std::uint32_t concurrency = 0;  // 0: the engine's own limit
+  double tokens_per_s = 0;        // the whole system's
+};
+
+std::map<std::string, bool> roles(simdjson::dom::element doc) {
+  std::map<std::string, bool> validation;
+  for (auto s : doc["sources"].get_array().value()) {
+    const std::string id(s["id"].get_string().value());
+    validation[id] = std::string_view(s["role"].get_string().value()) == "validation";
+  }
+  return validation;
+}
+
+std::vector<DecodeRow> decode_rows() {
+  static simdjson::dom::parser parser;
+  auto doc = parser.load(data_path("decode.json"));
+  EXPECT_EQ(doc.error(), simdjson::SUCCESS);
+  const auto validation = roles(doc.value());
+  std::vector<DecodeRow> rows;
+  for (auto r : doc["decode"].get_array().value()) {
+    DecodeRow row;
+    row.source = std::string(r["source"].get_string().value());
+    row.validation = validation.at(row.source);
+    auto multi = r["multi_device"].get_bool();
+    row.multi_device = !multi.error() && multi.value();
+    auto runtime = parse_runtime(r["runtime"].get_string().value());
+    auto quant = parse_quantization(r["quantization"].get_string().value());
+    if (!runtime || !quant) continue;  // levels the planner has no model of (mxfp4): counted below
+    row.runtime = *runtime;
+    row.m.runtime = *runtime;
+    row.m.device = std::string(r["device"].get_string().value());
+    row.m.devices = static_cast<std::uint32_t>(r["devices"].get_uint64().value());
+    row.m.model = std::string(r["model"].get_string().value());
+    row.m.quantization = *quant;
+    auto prompt = r["prompt_tokens"].get_uint64();
+    auto generated = r["generated_tokens"].get_uint64();
+    row.m.prompt_tokens = prompt.error() ? 0 : prompt.value();
+    // The LLaMA 2 tables give no length; their runs generated 1024 tokens.
+    row.m.generated_tokens = generated.error() ? 1024 : generated.value();
+    row.m.tokens_per_s = r["tokens_per_s"].get_double().value();
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<ServingRow> serving_rows() {
+  static simdjson::dom::parser parser;
+  auto doc = parser.load(data_path("serving.json"));
+  EXPECT_EQ(doc.error(), simdjson::SUCCESS);
+  const auto validation = roles(doc.value());
+  std::vector<ServingRow> rows;
+  for (auto r : doc["serving"].get_array().value()) {
+    ServingRow row;
+    row.source = std::string(r["source"].get_string().value());
+    row.validation = validation.at(row.source);
+    auto runtime = parse_runtime(r["runtime"].get_string().value());
+    auto quant = parse_quantization(r["quantization"].get_string().value());
+    auto input = r["input_len"].get_uint64();
+    auto output = r["output_len"].get_uint64();
+    auto rate = r["output_tokens_per_s"].get_double();
+    // Rows without lengths (ShareGPT, MLPerf's data sets) or a rate, and
+    // levels the planner has no model of (nvfp4), cannot be replayed.
+    if (!runtime || !quant || input.error() || output.error() || rate.error()) continue;
+    row.runtime = *runtime;
+    row.device = std::string(r["device"].get_string().value());
+    row.devices = static_cast<std::uint32_t>(r["devices"].get_uint64().value());
+    auto tp = r["tp"].get_uint64();
+    row.tp = tp.error() ? row.devices : static_cast<std::uint32_t>(tp.value());
+    row.model = std::string(r["model"].get_string().value());
+    row.quantization = *quant;
+    row.input = input.value();
+    row.output = output.value();
+    auto concurrency = r["concurrency"].get_uint64();
+    row.concurrency = concurrency.error() ? 0 : static_cast<std::uint32_t>(concurrency.value());
+    row.tokens_per_s = rate.value();
+    if (std::string_view(r["per"].get_string().value()) == "gpu") row.tokens_per_s *= row.devices;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Runtimes whose decode parameters are fitted on their own calibration rows.
+bool fitted_on_decode(Runtime r) {
+  return r == Runtime::llama_cpp_cuda || r == Runtime::llama_cpp_metal || r == Runtime::llama_cpp_vulkan;
+}
+
+// A serving plan of a row: its devices, tensor parallel over all of them.
+std::optional<double> predict_serving(const ServingRow& row, const RuntimeProfile& profile,
+                                      std::optional<ServingEstimate>* estimate = nullptr) {
+  auto registry = hypothetical_registry(std::to_string(row.tp) + "x" + row.device);
+  auto model = catalogue_model(row.model);
+  if (!registry || !model) return std::nullopt;
+  InferenceSettings s;
+  s.quantization = row.quantization;
+  s.input_tokens = row.input;
+  s.output_tokens = row.output;
+  s.context = row.input + row.output;
+  // vLLM's and TensorRT-LLM's default batch limits.
+  s.batch = row.concurrency ? row.concurrency : (row.runtime == Runtime::trtllm ? 2048 : 256);
+  s.objective = PlanObjective::latency;
+  s.allow_cpu_offload = false;
+  s.profile = profile;
+  auto plan = plan_inference(*registry, *model, s);
+  if (!plan || !plan->throughput.serving) return std::nullopt;
+  if (estimate) *estimate = plan->throughput.serving;
+  // Several tensor-parallel groups in one system serve side by side.
+  return plan->throughput.serving->output_tokens_per_s * (static_cast<double>(row.devices) / row.tp);
+}
+
+std::string fmt_double(double v) {
+  std::ostringstream o;
+  o.precision(4);
+  o << v;
+  return o.str();
+}
+
+std::string profile_line(const RuntimeProfile& p, std::string_view enumerator) {
+  std::ostringstream o;
+  o << "    {.runtime = Runtime::" << enumerator << ", .name = \"" << p.name << "\",\n     .description = \""
+    << p.description << "\",\n     .bandwidth_efficiency = " << fmt_double(p.bandwidth_efficiency)
+    << ", .dequant_ops_per_weight = " << fmt_double(p.dequant_ops_per_weight)
+    << ", .layer_overhead_us = " << fmt_double(p.layer_overhead_us)
+    << ", .compute_efficiency = " << fmt_double(p.compute_efficiency) << ",\n     .interval_low = "
+    << fmt_double(p.interval_low) << ", .interval_high = " << fmt_double(p.interval_high)
+    << ", .calibration_points = " << p.calibration_points << ",\n     .calibrated_on = \"" << p.calibrated_on
+    << "\"},\n";
+  return o.str();
+}
+
+TEST(SpeedModel, DecodeProfilesAreTheFitOfTheirCalibrationRows) {
+  const auto rows = decode_rows();
+  for (Runtime r : all_runtimes()) {
+    if (!fitted_on_decode(r)) continue;
+    std::vector<DecodeMeasurement> calibration;
+    for (const auto& row : rows)
+      if (!row.validation && !row.multi_device && row.runtime == r) calibration.push_back(row.m);
+    const RuntimeProfile& table = runtime_profile(r);
+    auto fit = fit_decode_profile(table, calibration);
+    ASSERT_TRUE(fit) << to_string(r) << ": " << fit.error().message;
+    std::printf("%s: %zu calibration rows, %u plan: efficiency %.3f, %.2f ops/weight, %.1f us/layer, 80%% of "
+                "measured/predicted in %.3f-%.3f\n",
+                std::string(to_string(r)).c_str(), calibration.size(), fit->calibration_points,
+                fit->bandwidth_efficiency, fit->dequant_ops_per_weight, fit->layer_overhead_us, fit->interval_low,
+                fit->interval_high);
+    if (std::getenv("HWACCEL_PRINT_PROFILES")) std::printf("%s", profile_line(*fit, to_string(r)).c_str());
+    EXPECT_EQ(fit->calibration_points, calibration.size()) << "every calibration row plans";
+    EXPECT_NEAR(table.bandwidth_efficiency, fit->bandwidth_efficiency, 0.002) << to_string(r);
+    EXPECT_NEAR(table.dequant_ops_per_weight, fit->dequant_ops_per_weight, 0.01 + 0.002 * fit->dequant_ops_per_weight);
+    EXPECT_NEAR(table.layer_overhead_us, fit->layer_overhead_us, 0.05 + 0.002 * fit->layer_overhead_us);
+    EXPECT_NEAR(table.interval_low, fit->interval_low, 0.002);
+    EXPECT_NEAR(table.interval_high, fit->interval_high, 0.002);
+    EXPECT_EQ(table.calibration_points, fit->calibration_points);
+  }
+}
+
+TEST(SpeedModel, DecodeTermsOfEveryRow) {
+  // Every row of decode.json plans; HWACCEL_PRINT_TERMS=1 prints the terms
+  // for analysis outside the test.
+  std::size_t failed = 0;
+  for (const auto& row : decode_rows()) {
+    auto terms = decode_terms(row.m);
+    if (!terms) {
+      ++failed;
+      std::printf("does not plan: %s %s %s: %s\n", row.m.device.c_str(), row.m.model.c_str(),
+                  std::string(to_string(row.m.quantization)).c_str(), terms.error().message.c_str());
+      continue;
+    }
+    if (std::getenv("HWACCEL_PRINT_TERMS"))
+      std::printf("terms %s %s %d %s %s %s %llu %.9g %.9g %.9g %.9g %.9g\n", row.source.c_str(),
+                  std::string(to_string(row.runtime)).c_str(), row.multi_device ? 1 : 0, row.m.device.c_str(),
+                  row.m.model.c_str(), std::string(to_string(row.m.quantization)).c_str(),
+                  static_cast<unsigned long long>(row.m.generated_tokens), terms->memory_s_at_peak,
+                  terms->dequant_s_per_op, terms->layers, terms->fixed_s, 1.0 / row.m.tokens_per_s);
+  }
+  EXPECT_EQ(failed, 0u);
+}
+
+TEST(SpeedModel, SingleDeviceDecodeMeetsTheValidationTargets) {
+  const auto rows = decode_rows();
+  std::map<std::string, std::vector<double>> errors;
+  std::vector<double> all;
+  std::size_t inside = 0, count = 0;
+  std::vector<std::string> unplanned;
+  for (const auto& row : rows) {
+    if (!row.validation || row.multi_device) continue;
+    auto terms = decode_terms(row.m);
+    if (!terms) {
+      unplanned.push_back(row.m.device + " " + row.m.model + ": " + terms.error().message);
+      continue;
+    }
+    const RuntimeProfile& p = runtime_profile(row.runtime);
+    const double predicted = 1.0 / terms->step_s(p);
+    EXPECT_LE(predicted, terms->ceiling_tokens_per_s * (1 + 1e-9)) << row.m.device;
+    const double error = std::abs(predicted - row.m.tokens_per_s) / row.m.tokens_per_s;
+    if (std::getenv("HWACCEL_PRINT_ROWS"))
+      std::printf("row %s %s %s %s gen %llu: measured %.1f predicted %.1f ceiling %.1f\n",
+                  std::string(to_string(row.runtime)).c_str(), row.m.device.c_str(), row.m.model.c_str(),
+                  std::string(to_string(row.m.quantization)).c_str(),
+                  static_cast<unsigned long long>(row.m.generated_tokens), row.m.tokens_per_s, predicted,
+                  terms->ceiling_tokens_per_s);
+    errors[std::string(to_string(row.runtime))].push_back(error);
+    all.push_back(error);
+    const double low = predicted * p.interval_low;
+    const double high = std::min(predicted * p.interval_high, terms->ceiling_tokens_per_s);
+    inside += row.m.tokens_per_s >= low && row.m.tokens_per_s <= high;
+    ++count;
+  }
+  EXPECT_TRUE(unplanned.empty()) << unplanned.size() << " validation rows do not plan, e.g. "
+                                 << (unplanned.empty() ? "" : unplanned.front());
+  for (const auto& [runtime, e] : errors)
+    std::printf("decode validation, %s: %zu rows, median absolute error %.1f%%\n", runtime.c_str(), e.size(),
+                median(e) * 100);
+  const double coverage = count ? static_cast<double>(inside) / static_cast<double>(count) : 0;
+  std::printf("decode validation: %zu single-device rows, median absolute error %.1f%%, %.1f%% inside the 80%% "
+              "interval\n",
+              count, median(all) * 100, coverage * 100);
+  ASSERT_GE(count, 100u);
+  EXPECT_LE(median(all), 0.15);
+  EXPECT_GE(coverage, 0.70);
+  EXPECT_LE(coverage, 0.90);
+}
+
+TEST(SpeedModel, LayerSplitOverSeveralGpusIsSequential) {
+  // llama.cpp's default split puts whole layers on each GPU in turn: one
+  // sequence's speed does not add up over the GPUs.
+  const auto rows = decode_rows();
+  std::vector<double> errors;
+  for (const auto& row : rows) {
+    if (!row.validation || !row.multi_device) continue;
+    auto terms = decode_terms(row.m);
+    if (!terms) continue;
+    const double predicted = 1.0 / terms->step_s(runtime_profile(row.runtime));
+    errors.push_back(std::abs(predicted - row.m.tokens_per_s) / row.m.tokens_per_s);
+  }
+  std::printf("decode validation, several GPUs (layer split): %zu rows, median absolute error %.1f%%\n", errors.size(),
+              median(errors) * 100);
+  ASSERT_GE(errors.size(), 50u);
+  EXPECT_LE(median(errors), 0.25);
+}
+
+// The serving profiles (vLLM; SGLang and TensorRT-LLM share its
+// parameters) minimise the squared log error over the calibration rows:
+// each parameter at the table's value beats a step either side.
+double serving_cost(const std::vector<ServingRow>& rows, const RuntimeProfile& p, std::size_t* planned = nullptr) {
+  double cost = 0;
+  std::size_t n = 0;
+  for (const auto& row : rows) {
+    if (row.validation) continue;
+    const auto predicted = predict_serving(row, p);
+    if (!predicted) continue;
+    const double e = std::log(*predicted / row.tokens_per_s);
+    cost += e * e;
+    ++n;
+  }
+  if (planned) *planned = n;
+  return cost;
+}
+
+TEST(SpeedModel, ServingProfileIsTheFitOfItsCalibrationRows) {
+  const auto rows = serving_rows();
+  const RuntimeProfile& table = runtime_profile(Runtime::vllm);
+  std::size_t planned = 0;
+  const double at_table = serving_cost(rows, table, &planned);
+  std::size_t calibration = 0;
+  for (const auto& row : rows) calibration += !row.validation;
+  EXPECT_EQ(planned, calibration) << "every serving calibration row plans";
+  if (std::getenv("HWACCEL_FIT_SERVING")) {
+    // Grid search, printed for runtime_profiles.inc.
+    RuntimeProfile best = table;
+    double best_cost = at_table;
+    for (double e = 0.5; e <= 0.951; e += 0.05)
+      for (double layer_us = 0; layer_us <= 60.01; layer_us += 5)
+        for (double ce = 0.2; ce <= 0.801; ce += 0.05) {
+          RuntimeProfile p = table;
+          p.bandwidth_efficiency = e;
+          p.layer_overhead_us = layer_us;
+          p.compute_efficiency = ce;
+          const double c = serving_cost(rows, p);
+          if (c < best_cost) {
+            best_cost = c;
+            best = p;
+          }
+        }
+    std::vector<double> ratios;
+    for (const auto& row : rows)
+      if (!row.validation)
+        if (auto predicted = predict_serving(row, best)) ratios.push_back(row.tokens_per_s / *predicted);
+    std::sort(ratios.begin(), ratios.end());
+    std::printf("serving fit: efficiency %.2f, %.0f us/layer, compute %.2f; cost %.4f; ratio p10 %.4f p90 %.4f (%zu rows)\n",
+                best.bandwidth_efficiency, best.layer_overhead_us, best.compute_efficiency, best_cost,
+                ratios[ratios.size() / 10], ratios[ratios.size() * 9 / 10], ratios.size());
+  }
+  const auto nudged = [&](double RuntimeProfile::*field, double step) {
+    RuntimeProfile up = table, down = table;
+    up.*field += step;
+    down.*field = std::max(0.0, down.*field - step);
+    return std::min(serving_cost(rows, up), serving_cost(rows, down));
+  };
+  EXPECT_LE(at_table, nudged(&RuntimeProfile::bandwidth_efficiency, 0.05) + 1e-9);
+  EXPECT_LE(at_table, nudged(&RuntimeProfile::layer_overhead_us, 5) + 1e-9);
+  EXPECT_LE(at_table, nudged(&RuntimeProfile::compute_efficiency, 0.05) + 1e-9);
+}
+
+TEST(SpeedModel, ServingThroughputMeetsTheValidationTargets) {
+  const auto rows = serving_rows();
+  std::vector<double> calibration_errors, errors;
+  std::size_t inside = 0, unplanned = 0;
+  for (const auto& row : rows) {
+    const RuntimeProfile& p = runtime_profile(row.runtime);
+    std::optional<ServingEstimate> estimate;
+    const auto predicted = predict_serving(row, p, &estimate);
+    if (!predicted) {
+      unplanned += row.validation;
+      continue;
+    }
+    const double error = std::abs(*predicted - row.tokens_per_s) / row.tokens_per_s;
+    (row.validation ? errors : calibration_errors).push_back(error);
+    if (row.validation) inside += row.tokens_per_s >= *predicted * p.interval_low && row.tokens_per_s <= *predicted * p.interval_high;
+  }
+  const double coverage = errors.empty() ? 0 : static_cast<double>(inside) / static_cast<double>(errors.size());
+  std::printf("serving calibration: %zu rows, median absolute error %.1f%%\n", calibration_errors.size(),
+              median(calibration_errors) * 100);
+  std::printf("serving validation: %zu rows (%zu do not plan), median absolute error %.1f%%, %.1f%% inside the 80%% "
+              "interval\n",
+              errors.size(), unplanned, median(errors) * 100, coverage * 100);
+  EXPECT_EQ(unplanned, 0u);
+  ASSERT_GE(errors.size(), 40u);
+  EXPECT_LE(median(errors), 0.30);
+}
+
+}  // namespace
