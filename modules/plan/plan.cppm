@@ -13,6 +13,7 @@ export import :memory;
 export import :cluster;
 export import :planner;
 export import :cloud;
+export import :hf_cache;
 
 export namespace hwaccel {
 
