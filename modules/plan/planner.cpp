@@ -102,6 +102,7 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   auto cost = cost_model(model, level, kv_type, s.context, s.batch);
   if (!cost) return fail(cost.error());
   cost->expert_parallel = s.expert_parallel;
+  cost->full_kv_every_layer = s.full_kv_every_layer;
   const CostModel& c = *cost;
   Fleet f = gather(machines, level, s.reserve_fraction);
   if (f.accelerators.empty() && f.several_nodes())
@@ -240,7 +241,21 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
       kv += text::cat("2 x ", a.layers, " layers x ", a.kv_heads, " KV heads x ", a.head_dim, " x ",
                       kv_cache_bits(kv_type).value_or(16) / 8, " bytes)");
     kv += text::cat(" for ", s.batch, " sequence(s) of ", s.context, " tokens");
-    if (a.sliding_window) kv += text::cat("; sliding-window layers counted at the full context, as runtimes allocate them");
+    if (const std::uint32_t windowed = a.windowed_layer_count(); windowed > 0) {
+      LayerAttention kind = LayerAttention::full;
+      for (std::uint32_t l = 0; l < a.layers && kind == LayerAttention::full; ++l) kind = a.layer_attention(l);
+      const bool chunked = kind == LayerAttention::chunked;
+      const std::uint32_t span = chunked ? *a.attention_chunk : *a.sliding_window;
+      kv += text::cat("; ", windowed, " of ", a.layers, " layers ",
+                      chunked ? text::cat("attend within ", span, "-token chunks")
+                              : text::cat("slide within a ", span, "-token window"),
+                      s.full_kv_every_layer
+                          ? " but are counted at the full context (llama.cpp --swa-full, vLLM "
+                            "--disable-hybrid-kv-cache-manager)"
+                          : text::cat(" and keep min(context, ", span,
+                                      ") tokens, as vLLM's hybrid KV cache manager and llama.cpp's SWA cache allocate "
+                                      "them (prefill's extra blocks not counted)"));
+    }
     as.push_back(std::move(kv));
   }
   as.push_back(text::cat("activations: one prefill chunk of up to ", prefill_chunk_tokens,
@@ -292,7 +307,8 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     as.push_back(text::cat("decode reads the experts a batch of ", s.batch, " token(s) is expected to touch: ",
                            model.architecture.moe.experts, " x (1 - (1 - ", model.architecture.moe.experts_per_token,
                            "/", model.architecture.moe.experts, ")^", s.batch, ") per MoE layer"));
-  as.push_back(text::cat("decode: KV cache read at the full context; bandwidth at ", bandwidth_efficiency * 100,
+  as.push_back(text::cat("decode: KV cache read at the full context (a sliding-window or chunked layer reads at most "
+                         "its window); bandwidth at ", bandwidth_efficiency * 100,
                          "% of peak, compute at ", compute_efficiency * 100,
                          "% of dense peak; tensor-parallel all-reduce 10 us + 2(t-1)/t x message / link bandwidth, twice "
                          "per layer; 20 us per pipeline hop"));
@@ -352,11 +368,15 @@ Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDes
   bool accelerators = false;
   for (const auto* registry : machines.registries) accelerators |= registry->has_accelerator();
   std::optional<QuantizationLevel> with_offload;
-  for (const auto level : ladder(machines, settings.quantization_family)) {
+  // A model published at its own level (gpt-oss: MXFP4) tries that first.
+  auto levels = ladder(machines, settings.quantization_family);
+  if (model.native_level) levels.insert(levels.begin(), *model.native_level);
+  for (const auto level : levels) {
     const QuantizationLevel kv_type = settings.kv_cache_type.value_or(default_kv_cache_type(level));
     auto cost = cost_model(model, level, kv_type, settings.context, settings.batch);
     if (!cost) return fail(cost.error());
     cost->expert_parallel = settings.expert_parallel;
+    cost->full_kv_every_layer = settings.full_kv_every_layer;
     const Fleet f = gather(machines, level, settings.reserve_fraction);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;

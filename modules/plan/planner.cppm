@@ -49,6 +49,10 @@ struct InferenceSettings {
   /// parallelism, vLLM's --enable-expert-parallel) rather than a slice of
   /// every expert; tokens reach their experts by two all-to-alls per MoE layer.
   bool expert_parallel = false;
+  /// Size sliding-window and chunked layers' KV cache at the full context,
+  /// as llama.cpp --swa-full and vLLM --disable-hybrid-kv-cache-manager
+  /// allocate it; false: at min(context, window), as both do by default.
+  bool full_kv_every_layer = false;
 
   /// Limits: context 1..16,777,216 (and at most the model's own maximum
   /// when its architecture is its own), batch 1..65,536, reserve in [0, 0.95].
@@ -271,6 +275,10 @@ inline std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
   return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
 }
 
+inline std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+  return a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a ? std::numeric_limits<std::uint64_t>::max() : a * b;
+}
+
 inline std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
 
 inline std::string gib(std::uint64_t bytes) {
@@ -370,6 +378,42 @@ struct CostModel {
   }
   // Memo of kv_per_layer by degree (a cost model lives for one planning call).
   mutable std::array<std::uint64_t, 65> kv_by_degree{};
+  // KV cache of layers [first, first + count) on one device of a
+  // tensor-parallel group of t: sliding-window and chunked layers hold
+  // min(context, window) tokens (kv_token_prefix), the others the context.
+  // With full_kv_every_layer, every layer at the full context.
+  std::uint64_t kv_layers(std::uint32_t t, std::uint64_t first, std::uint64_t count) const {
+    return full_kv_every_layer ? sat_mul(kv_per_layer(t), count) : kv_read(t, first, count);
+  }
+  // KV bytes a decode step reads in those layers: a windowed layer attends
+  // to (and reads) at most its window, however much is allocated.
+  std::uint64_t kv_read(std::uint32_t t, std::uint64_t first, std::uint64_t count) const {
+    const std::uint64_t tokens = kv_tokens(first, count);
+    if (tokens == count * context) return sat_mul(kv_per_layer(t), count);  // all full-attention layers
+    auto per_token = kv_cache_bytes_per_token_per_layer(arch, kv_type, t);
+    if (!per_token) return 0;
+    return sat_mul(sat_mul(tokens, batch), *per_token);
+  }
+  // KV tokens one sequence keeps in layers [first, first + count).
+  std::uint64_t kv_tokens(std::uint64_t first, std::uint64_t count) const {
+    if (first + count >= kv_token_prefix.size()) return count * context;
+    return kv_token_prefix[first + count] - kv_token_prefix[first];
+  }
+  // Causal (query, key) pairs one sequence's prefill computes in layers
+  // [first, first + count): n^2/2 for a full layer, n w - w^2/2 for one
+  // sliding within w tokens, n c/2 for one chunked into c-token chunks.
+  double attention_pairs(std::uint64_t first, std::uint64_t count) const {
+    const double n = static_cast<double>(context);
+    double pairs = 0;
+    for (std::uint64_t l = first; l < first + count; ++l) {
+      const auto layer = static_cast<std::uint32_t>(l);
+      const double w = l < arch.layers ? static_cast<double>(arch.kv_tokens(layer, context)) : n;
+      if (w >= n) pairs += n * n / 2;
+      else if (arch.layer_attention(layer) == LayerAttention::chunked) pairs += n * w / 2;
+      else pairs += n * w - w * w / 2;
+    }
+    return pairs;
+  }
   std::uint64_t compute_kv_per_layer(std::uint32_t t) const {
     auto per_token = kv_cache_bytes_per_token_per_layer(arch, kv_type, t);
     if (!per_token) return 0;
@@ -384,6 +428,9 @@ struct CostModel {
     return bytes;
   }
   mutable std::array<std::uint64_t, 65> activation_by_degree{};
+  // Prefix sums over layers of the KV tokens each keeps per sequence.
+  std::vector<std::uint64_t> kv_token_prefix;
+  bool full_kv_every_layer = false;  // InferenceSettings::full_kv_every_layer
 };
 
 // A tensor-parallel group: t consecutive members of one domain (views into
