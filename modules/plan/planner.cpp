@@ -104,7 +104,7 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   cost->expert_parallel = s.expert_parallel;
   cost->full_kv_every_layer = s.full_kv_every_layer;
   const CostModel& c = *cost;
-  Fleet f = gather(machines, level, s.reserve_fraction);
+  Fleet f = gather(machines, level, s.reserve_fraction, s.device_specs);
   if (f.accelerators.empty() && f.several_nodes())
     return fail(ErrorKind::unsupported,
                 text::cat("no accelerator on any of the ", f.node_names.size(), " nodes can run ", to_string(level),
@@ -208,7 +208,7 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   if (p0.seconds && *p0.seconds > 0)
     tp.prefill_tokens_per_s = static_cast<double>(s.batch) * static_cast<double>(s.context) / *p0.seconds;
   {
-    bool reported = false, published = false;
+    bool reported = false, published = false, derived = false;
     for (const auto& st : first.stages) {
       if (!st.group) {
         reported |= f.host && f.host->bandwidth_reported;
@@ -217,13 +217,17 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
       for (auto m : st.group->members) {
         const Device& dv = f.accelerators[m];
         if (!dv.bandwidth_gbps) continue;
-        (dv.bandwidth_reported ? reported : published) = true;
+        (dv.bandwidth_reported ? reported : dv.bandwidth_derived ? derived : published) = true;
       }
     }
     tp.bandwidth_source = reported && published ? "reported by the device and published spec"
                           : reported             ? "reported by the device"
                           : published            ? "published spec"
                                                  : "unknown";
+    if (derived)
+      tp.bandwidth_source = tp.bandwidth_source == "unknown"
+                                ? std::string("derived from the architecture (not published)")
+                                : text::cat(tp.bandwidth_source, " and derived from the architecture (not published)");
   }
 
   // Assumptions, in the order a reader needs them.
@@ -346,6 +350,12 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     if (unused > listed) idle += text::cat(" and ", unused - listed, " more");
     as.push_back(text::cat(idle, " left idle: too few for another replica"));
   }
+  for (const auto& [how, ids] : f.derived) {
+    std::string list;
+    for (std::size_t i = 0; i < ids.size() && i < 4; ++i) list += (i ? ", " : "") + ids[i];
+    if (ids.size() > 4) list += text::cat(" and ", ids.size() - 4, " more");
+    as.push_back(text::cat(list, " (no published spec matches): ", how));
+  }
   f.skipped.report(as);
   if (!plan.fits) {
     std::uint64_t capacity = 0;
@@ -377,7 +387,7 @@ Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDes
     if (!cost) return fail(cost.error());
     cost->expert_parallel = settings.expert_parallel;
     cost->full_kv_every_layer = settings.full_kv_every_layer;
-    const Fleet f = gather(machines, level, settings.reserve_fraction);
+    const Fleet f = gather(machines, level, settings.reserve_fraction, settings.device_specs);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;
     const Layout l = place(f, *cost, settings);

@@ -53,6 +53,9 @@ struct InferenceSettings {
   /// as llama.cpp --swa-full and vLLM --disable-hybrid-kv-cache-manager
   /// allocate it; false: at min(context, window), as both do by default.
   bool full_kv_every_layer = false;
+  /// Device specs from a user file (read_device_specs), consulted after the
+  /// built-in table for devices it does not match; must outlive the call. Null: the table alone.
+  const DeviceSpecSet* device_specs = nullptr;
 
   /// Limits: context 1..16,777,216 (and at most the model's own maximum
   /// when its architecture is its own), batch 1..65,536, reserve in [0, 0.95].
@@ -239,6 +242,10 @@ Result<Plan> plan_sharding(const AcceleratorRegistry& registry, std::uint64_t pa
 /// as its two GCDs. Unknown names are an invalid_input error that points to
 /// `hwaccel specs`.
 Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices);
+/// hypothetical_registry with the entries of a user device-spec file as well
+/// as the table's (plan with InferenceSettings::device_specs = &extra, so the
+/// planner finds their figures).
+Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices, const DeviceSpecSet& extra);
 
 /// The device ids of each high-bandwidth domain the planner sees on a node,
 /// in registry order: an NVLink/NVSwitch, xGMI, ICI or NeuronLink island, or
@@ -293,6 +300,7 @@ struct Device {
   std::uint64_t capacity = 0;  // memory less the reserve (and Apple's working-set share)
   std::optional<double> bandwidth_gbps;
   bool bandwidth_reported = false;
+  bool bandwidth_derived = false;  // estimated from the architecture's spec rows (derive_spec)
   std::optional<double> peak_tflops;
   std::uint32_t domain = 0;
   std::uint32_t node = 0;  // index into Fleet::node_names
@@ -338,6 +346,7 @@ struct Fleet {
   std::optional<Device> host;  // the CPU, for offload or CPU-only plans
   bool unified_memory = false;
   SkipLog skipped;
+  std::map<std::string, std::vector<std::string>> derived;  // how figures were derived -> device ids
   std::vector<std::string_view> node_names;  // several nodes: one per node; empty on one machine
   std::optional<Fabric> fabric;
   bool named_hosts = false;
@@ -502,8 +511,9 @@ struct PrefillTime {
   std::string bottleneck = "unknown";
 };
 
-Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve);
-Fleet gather(const Machines& machines, QuantizationLevel level, double reserve);
+Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve,
+             const DeviceSpecSet* extra = nullptr);
+Fleet gather(const Machines& machines, QuantizationLevel level, double reserve, const DeviceSpecSet* extra = nullptr);
 std::uint32_t node_of(const Fleet& f, const Stage& st);
 Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch);
 StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head);
