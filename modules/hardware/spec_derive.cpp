@@ -74,7 +74,7 @@ std::string DerivedSpec::method() const {
   out += text::cat(" = the median per GiB of memory of the ", peers, " spec-table row(s) of ", basis,
                    " times this device's memory, kept within those rows' ", bandwidth_low_gbps, "-",
                    bandwidth_high_gbps, " GB/s; the table's own products come out within 35 % of their datasheet "
-                   "for about 3 in 4 (median error 11 % for bandwidth, 18 % for compute)");
+                   "for about 3 in 4 (median error 11 % for bandwidth, 17 % for compute)");
   return out;
 }
 
