@@ -86,7 +86,11 @@ constexpr TensorEncoding int4_g128{"INT4-G128", 256, 133};
 // The blocks run over the flattened weight, not along each row.
 constexpr TensorEncoding nf4_double_quant{"NF4-DQ", 16384, 8452, true};
 
-constexpr std::array<QuantizationInfo, 24> levels = {{
+// OCP Microscaling MXFP4: 32 FP4 (E2M1) values in 16 bytes and one shared
+// E8M0 (power-of-two) scale byte: 17 bytes per 32 weights, 4.25 bits.
+constexpr TensorEncoding mxfp4_block{"MXFP4", 32, 17};
+
+constexpr std::array<QuantizationInfo, 25> levels = {{
     {Q::fp32, "fp32", "FP32", F::floating, enc(GgmlType::f32), ComputeType::fp32, false, 0u, 100,
      "32-bit IEEE float for every tensor"},
     {Q::bf16, "bf16", "BF16", F::floating, enc(GgmlType::bf16), ComputeType::bf16, false, 32u, 90,
@@ -107,6 +111,9 @@ constexpr std::array<QuantizationInfo, 24> levels = {{
     {Q::nf4, "nf4", "NF4", F::integer, nf4_double_quant, ComputeType::fp16, true, std::nullopt, 52,
      "bitsandbytes 4-bit NormalFloat in blocks of 64 with double-quantized absmax scales: 4.127 bits "
      "per weight"},
+    {Q::mxfp4, "mxfp4", "MXFP4", F::floating, mxfp4_block, ComputeType::bf16, true, std::nullopt, 57,
+     "OCP microscaling FP4: blocks of 32 E2M1 values with an E8M0 scale (4.25 bits per weight) for the routed "
+     "experts of a MoE model (all linear layers of a dense one), bf16 elsewhere: gpt-oss's checkpoint format"},
     {Q::q8_0, "q8_0", "Q8_0", F::gguf, enc(GgmlType::q8_0), ComputeType::fp16, true, 7u, 79,
      "llama.cpp Q8_0: blocks of 32 int8 weights with an fp16 scale (8.5 bits per weight)"},
     {Q::q6_k, "q6_k", "Q6_K", F::gguf, enc(GgmlType::q6_k), ComputeType::fp16, true, 18u, 70,
@@ -146,7 +153,7 @@ struct Alias {
   QuantizationLevel level;
 };
 
-constexpr std::array<Alias, 28> aliases = {{
+constexpr std::array<Alias, 29> aliases = {{
     {"f32", Q::fp32},       {"float32", Q::fp32},      {"float", Q::fp32},     {"bfloat16", Q::bf16},
     {"f16", Q::fp16},       {"float16", Q::fp16},      {"half", Q::fp16},      {"fp8", Q::fp8_e4m3},
     {"e4m3", Q::fp8_e4m3},  {"float8_e4m3fn", Q::fp8_e4m3}, {"f8_e4m3", Q::fp8_e4m3}, {"e5m2", Q::fp8_e5m2},
@@ -154,6 +161,7 @@ constexpr std::array<Alias, 28> aliases = {{
     {"i4", Q::int4},        {"gptq", Q::int4},         {"awq", Q::int4},       {"w4a16", Q::int4},
     {"bnb4", Q::nf4},       {"bnb_nf4", Q::nf4},       {"q4_k", Q::q4_k_m},    {"q5_k", Q::q5_k_m},
     {"q3_k", Q::q3_k_m},    {"bf_16", Q::bf16},        {"fp_16", Q::fp16},     {"fp_32", Q::fp32},
+    {"mx_fp4", Q::mxfp4},
 }};
 
 // Lower case, '-' and ' ' read as '_'.
@@ -347,6 +355,12 @@ QuantizationSupport cuda_support(QuantizationLevel level, const DeviceTraits& d)
     case Q::nf4:
       if (!cc || at_least(6, 0)) return weight_only("4-bit weights are dequantized to fp16 in the kernel");
       return unsupported(text::cat("4-bit kernels need compute capability 6.0; this device is ", cc_text));
+    case Q::mxfp4:
+      if (at_least(10, 0)) return native("Blackwell tensor cores compute in MXFP4");
+      if (at_least(8, 0))
+        return weight_only(text::cat("compute capability ", cc_text, " has no FP4 arithmetic: vLLM's Marlin/Triton "
+                                     "kernels dequantize MXFP4 to bf16"));
+      return weight_only("llama.cpp's CUDA backend dequantizes MXFP4 blocks");
     default: break;
   }
   return weight_only("llama.cpp CUDA backend dequantizes GGUF blocks in its kernels");
@@ -379,6 +393,9 @@ QuantizationSupport rocm_support(QuantizationLevel level, const DeviceTraits& d)
     case Q::int8: return gfx ? native() : weight_only("int8 weights on an unknown gfx target");
     case Q::int4:
     case Q::nf4: return weight_only("4-bit weights are dequantized to fp16 in the kernel");
+    case Q::mxfp4:
+      if (cdna && gfx->minor >= 5) return native("CDNA4 (MI350/MI355) computes in MXFP4");
+      return weight_only("MXFP4 weights are dequantized to bf16 in the kernel (vLLM Triton, llama.cpp HIP)");
     default: break;
   }
   return weight_only("llama.cpp HIP backend dequantizes GGUF blocks in its kernels");
@@ -420,6 +437,7 @@ QuantizationSupport tpu_support(QuantizationLevel level, const DeviceTraits& d) 
       if (v5p_or_later) return native();
       return unsupported("fp8 arithmetic arrived with TPU v5p; this TPU computes in bf16 and int8");
     case Q::int4: return unsupported("no TPU runtime serves 4-bit GPTQ/AWQ weights");
+    case Q::mxfp4: return unsupported("no TPU runtime serves MXFP4 weights");
     default: break;
   }
   return unsupported("llama.cpp has no TPU backend");
@@ -441,6 +459,7 @@ QuantizationSupport gaudi_support(QuantizationLevel level, const DeviceTraits& d
     case Q::int8: return unsupported("Gaudi's matrix engines compute in fp8/bf16/fp16/fp32; use fp8");
     default: break;
   }
+  if (level == Q::mxfp4) return unsupported("no Gaudi runtime serves MXFP4 weights");
   return unsupported(is_gguf(level) ? "llama.cpp has no Gaudi backend" : "bitsandbytes has no Gaudi backend");
 }
 

@@ -89,7 +89,11 @@ std::string_view to_string(ComputeType type) noexcept;
 /// Floating levels keep every tensor in that format. The integer levels
 /// (fp8, int8, int4, nf4) quantize the linear layers of the transformer
 /// blocks and keep embeddings, the output head, norms and MoE routers in
-/// 16-bit, as GPTQ/AWQ, bitsandbytes and FP8 checkpoints do. GGUF levels are
+/// 16-bit, as GPTQ/AWQ, bitsandbytes and FP8 checkpoints do. MXFP4 (OCP
+/// microscaling: blocks of 32 FP4 E2M1 values with one E8M0 scale, 4.25
+/// bits) is gpt-oss's checkpoint format: the routed experts of a MoE model
+/// in MXFP4, every other tensor in bf16 (all linear layers for a dense
+/// model). GGUF levels are
 /// llama.cpp's file types: a per-tensor mix chosen by llama.cpp's quantizer
 /// (Q4_K_M keeps half of attn_v/ffn_down and the output head in Q6_K).
 enum class QuantizationLevel : std::uint8_t {
@@ -101,6 +105,7 @@ enum class QuantizationLevel : std::uint8_t {
   int8,
   int4,
   nf4,
+  mxfp4,
   q8_0,
   q6_k,
   q5_k_m,
@@ -121,7 +126,7 @@ enum class QuantizationLevel : std::uint8_t {
 
 /// How a level stores weights.
 enum class QuantizationFamily : std::uint8_t {
-  floating,  ///< fp32, bf16, fp16, fp8: every quantized tensor in one float format
+  floating,  ///< fp32, bf16, fp16, fp8, mxfp4: every quantized tensor in one float format
   integer,   ///< int8, int4, nf4: integer codes with per-row or per-group scales
   gguf,      ///< llama.cpp file types
 };
@@ -212,7 +217,9 @@ DeviceTraits traits_of(const DeviceProfile& device) noexcept;
 /// need): NVIDIA bf16 needs compute capability >= 8.0 (T4 7.5 and V100 7.0
 /// have none), fp8 >= 8.9 (Ada, Hopper; Ampere runs fp8 checkpoints
 /// weight-only); AMD bf16 on CDNA (gfx908+) and RDNA3+, fp8 on gfx94x/gfx95x
-/// (MI300/MI325/MI350) and RDNA4; TPUs compute in bf16 and int8 (fp8 on v5p
+/// (MI300/MI325/MI350) and RDNA4; MXFP4 natively on Blackwell (>= 10.0) and
+/// CDNA4 (gfx950), weight-only (vLLM's Marlin/Triton kernels, llama.cpp)
+/// on other CUDA and ROCm GPUs, Apple, Vulkan, SYCL and CPUs; TPUs compute in bf16 and int8 (fp8 on v5p
 /// and later); Gaudi 2/3 in bf16/fp16/fp8; Neuron (Inferentia2/Trainium) in
 /// bf16/fp16/cFP8; NPUs in fp16/int8 with int4 weights; GGUF runs where
 /// llama.cpp has a backend (CPU, CUDA, ROCm, Metal, Vulkan, SYCL). A device

@@ -1942,10 +1942,13 @@ const DeviceSpec* find_spec(std::string_view key) noexcept {
   return nullptr;
 }
 
-const DeviceSpec* match_spec(const SpecQuery& q) noexcept {
+namespace {
+
+// match_spec over one table (the built-in one, or a user file's entries).
+const DeviceSpec* match_in(std::span<const DeviceSpec> table, const SpecQuery& q) noexcept {
   std::vector<const DeviceSpec*> candidates;
   if (q.pci_vendor_id && q.pci_device_id) {
-    for (const auto& s : specs)
+    for (const auto& s : table)
       if (backend_compatible(s, q) && has_pci_id(s, *q.pci_vendor_id, *q.pci_device_id) &&
           memory_plausible(s, q.memory_bytes))
         candidates.push_back(&s);
@@ -1960,7 +1963,7 @@ const DeviceSpec* match_spec(const SpecQuery& q) noexcept {
   if (!candidates.empty()) {
     for (const auto* s : candidates) consider(*s);
   } else {
-    for (const auto& s : specs) consider(s);
+    for (const auto& s : table) consider(s);
   }
   if (scored.empty()) return nullptr;
   std::size_t best_score = 0;
@@ -1982,6 +1985,52 @@ const DeviceSpec* match_spec(const SpecQuery& q) noexcept {
     }
   }
   return ambiguous ? nullptr : best;
+}
+
+void write_spec(json::Writer& w, const DeviceSpec& s, std::string_view user_file) {
+  w.begin_object();
+  w.field("id", s.id).field("name", s.name).field("product", s.product).field("vendor", s.vendor);
+  w.field("backend", to_string(s.backend)).field("family", to_string(s.family));
+  w.field("architecture", s.architecture);
+  if (!s.compute_capability.empty()) w.field("compute_capability", s.compute_capability);
+  w.field("memory_bytes", s.memory_bytes).field("memory_kind", to_string(s.memory_kind));
+  w.field("memory_bandwidth_gbps", s.memory_bandwidth_gbps);
+  w.field("fp32_tflops", s.fp32_tflops).field("bf16_tflops", s.bf16_tflops).field("fp16_tflops", s.fp16_tflops);
+  w.field("fp8_tflops", s.fp8_tflops).field("int8_tops", s.int8_tops);
+  if (s.fabric) {
+    w.key("fabric").begin_object();
+    w.field("kind", s.fabric->kind).field("name", s.fabric->name).field("bandwidth_gbps", s.fabric->bandwidth_gbps);
+    w.field("domain_size", s.fabric->domain_size);
+    w.end_object();
+  }
+  w.field("devices_per_package", s.devices_per_package);
+  w.field("source", s.source);
+  if (!s.notes.empty()) w.field("notes", s.notes);
+  if (!user_file.empty()) w.field("user_file", user_file);
+  w.end_object();
+}
+
+}  // namespace
+
+const DeviceSpec* match_spec(const SpecQuery& q) noexcept { return match_in(specs, q); }
+
+const DeviceSpec* match_spec(const SpecQuery& q, const DeviceSpecSet& extra) noexcept {
+  if (const DeviceSpec* s = match_in(specs, q)) return s;
+  return extra.empty() ? nullptr : match_in(extra.specs(), q);
+}
+
+const DeviceSpec* match_spec(const DeviceProfile& d, const DeviceSpecSet& extra) noexcept {
+  if (d.family == Family::cpu) return nullptr;
+  return match_spec(spec_query_of(d), extra);
+}
+
+const DeviceSpec* find_spec(std::string_view key, const DeviceSpecSet& extra) noexcept {
+  if (const DeviceSpec* s = find_spec(key)) return s;
+  key = text::trim(key);
+  if (key.empty()) return nullptr;
+  for (const auto& s : extra.specs())
+    if (s.id == key || text::same_identifier(s.id, key) || text::same_identifier(s.name, key)) return &s;
+  return nullptr;
 }
 
 SpecQuery spec_query_of(const DeviceProfile& d) noexcept {
@@ -2011,30 +2060,13 @@ DeviceTraits traits_of(const DeviceSpec& s) noexcept {
   return t;
 }
 
-std::string device_specs_json() {
+std::string device_specs_json() { return device_specs_json(DeviceSpecSet()); }
+
+std::string device_specs_json(const DeviceSpecSet& extra) {
   json::Writer w(false);
   w.begin_array();
-  for (const auto& s : device_specs()) {
-    w.begin_object();
-    w.field("id", s.id).field("name", s.name).field("product", s.product).field("vendor", s.vendor);
-    w.field("backend", to_string(s.backend)).field("family", to_string(s.family));
-    w.field("architecture", s.architecture);
-    if (!s.compute_capability.empty()) w.field("compute_capability", s.compute_capability);
-    w.field("memory_bytes", s.memory_bytes).field("memory_kind", to_string(s.memory_kind));
-    w.field("memory_bandwidth_gbps", s.memory_bandwidth_gbps);
-    w.field("fp32_tflops", s.fp32_tflops).field("bf16_tflops", s.bf16_tflops).field("fp16_tflops", s.fp16_tflops);
-    w.field("fp8_tflops", s.fp8_tflops).field("int8_tops", s.int8_tops);
-    if (s.fabric) {
-      w.key("fabric").begin_object();
-      w.field("kind", s.fabric->kind).field("name", s.fabric->name).field("bandwidth_gbps", s.fabric->bandwidth_gbps);
-      w.field("domain_size", s.fabric->domain_size);
-      w.end_object();
-    }
-    w.field("devices_per_package", s.devices_per_package);
-    w.field("source", s.source);
-    if (!s.notes.empty()) w.field("notes", s.notes);
-    w.end_object();
-  }
+  for (const auto& s : device_specs()) write_spec(w, s, {});
+  for (const auto& s : extra.specs()) write_spec(w, s, extra.origin());
   w.end_array();
   return std::string(w.str());
 }

@@ -3,11 +3,16 @@
 module;
 #include <array>
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 export module hwaccel.hardware:spec;
 import :device;
+import :error;
 import :quant;
 
 export namespace hwaccel {
@@ -115,5 +120,95 @@ SpecQuery spec_query_of(const DeviceProfile& device) noexcept;
 
 /// Traits of a spec, for quantization_support().
 DeviceTraits traits_of(const DeviceSpec& spec) noexcept;
+
+/// Device specs read from a user file (`--device-specs FILE`,
+/// $HWACCEL_DEVICE_SPECS; format in docs/planning.md, "Device specs"), for
+/// products the built-in table does not know. Every string of its entries is
+/// owned by the set: the DeviceSpec views, and every pointer find_spec() or
+/// match_spec() returns into it, stay valid while the set (or any copy of it:
+/// copies share one storage) lives. An empty set is the built-in table alone.
+class DeviceSpecSet {
+ public:
+  /// What a set owns: the strings its entries view, and the entries.
+  struct Storage {
+    std::string origin;                // the file, as named
+    std::deque<std::string> strings;   // a deque: elements never move as it grows
+    std::vector<DeviceSpec> specs;
+  };
+
+  DeviceSpecSet() = default;
+  explicit DeviceSpecSet(std::shared_ptr<const Storage> storage) noexcept : storage_(std::move(storage)) {}
+
+  std::span<const DeviceSpec> specs() const noexcept {
+    return storage_ ? std::span<const DeviceSpec>(storage_->specs) : std::span<const DeviceSpec>();
+  }
+  bool empty() const noexcept { return specs().empty(); }
+  /// The file the entries came from; empty for an empty set.
+  std::string_view origin() const noexcept { return storage_ ? std::string_view(storage_->origin) : std::string_view(); }
+  /// Whether `spec` is one of this set's entries (not the built-in table's).
+  bool contains(const DeviceSpec* spec) const noexcept {
+    const auto all = specs();
+    return spec && !all.empty() && spec >= all.data() && spec < all.data() + all.size();
+  }
+
+ private:
+  std::shared_ptr<const Storage> storage_;
+};
+
+/// Largest device-spec file read, and most entries in one.
+inline constexpr std::uint64_t max_device_specs_bytes = 4ull << 20;
+inline constexpr std::size_t max_device_spec_entries = 4096;
+
+/// A user device-spec file's text: {"devices": [{...}, ...]}. Strict: an
+/// unknown key, a wrong type, an id or name the built-in table (or an earlier
+/// entry) already has, or a figure out of range (negative or zero; bandwidth
+/// above 100,000 GB/s, a throughput above 100,000 TFLOPS, memory above 16 TiB)
+/// is invalid_input (parse_error for text that is not JSON of that shape),
+/// with a message naming `origin`, the entry and the field.
+Result<DeviceSpecSet> parse_device_specs(std::string_view json, std::string_view origin);
+/// parse_device_specs of a file's contents: not_found when it cannot be
+/// read, invalid_input above max_device_specs_bytes.
+Result<DeviceSpecSet> read_device_specs(const std::string& path);
+
+/// find_spec() over the built-in table and then `extra`'s entries.
+const DeviceSpec* find_spec(std::string_view key, const DeviceSpecSet& extra) noexcept;
+/// match_spec() over the built-in table first; `extra`'s entries, by the
+/// same rules, only when no built-in entry matches (a user file adds
+/// devices; it never overrides the table's match).
+const DeviceSpec* match_spec(const SpecQuery& query, const DeviceSpecSet& extra) noexcept;
+const DeviceSpec* match_spec(const DeviceProfile& device, const DeviceSpecSet& extra) noexcept;
+/// device_specs_json() with `extra`'s entries after the table's, each with
+/// "user_file": the file it came from.
+std::string device_specs_json(const DeviceSpecSet& extra);
+
+/// Figures estimated for a device no published spec matches and that
+/// reports no bandwidth of its own, from the spec-table rows of its
+/// architecture (its peers): each figure is the peers' median figure per GiB
+/// of memory times the device's memory, clamped to the peers' range. Not a
+/// datasheet value: planners label it "derived".
+struct DerivedSpec {
+  std::string basis;         ///< which peers: "compute capability 8.9 (Ada Lovelace)", "architecture RDNA3"
+  std::size_t peers = 0;     ///< spec rows the figures come from
+  double memory_bandwidth_gbps = 0;
+  double bandwidth_low_gbps = 0;   ///< the peers' range the estimate was clamped to
+  double bandwidth_high_gbps = 0;
+  std::optional<double> fp32_tflops;
+  std::optional<double> bf16_tflops;
+  std::optional<double> fp16_tflops;
+  std::optional<double> fp8_tflops;
+  std::optional<double> int8_tops;
+
+  std::optional<double> peak_tflops(ComputeType type) const noexcept;
+  /// One line saying how the figures were made, for a plan's assumptions.
+  std::string method() const;
+};
+
+/// DerivedSpec for `device` from `table`'s rows (default: the built-in
+/// table): peers are rows of the device's backend and family with dedicated
+/// memory and its exact compute capability ("8.9", "gfx1100"), else its
+/// architecture name ("Ada Lovelace", "RDNA3", "Xe-HPG"). Empty for a CPU,
+/// unified or carve-out memory, an unknown memory size, or no peer.
+std::optional<DerivedSpec> derive_spec(const DeviceProfile& device, std::span<const DeviceSpec> table);
+std::optional<DerivedSpec> derive_spec(const DeviceProfile& device);
 
 }  // namespace hwaccel

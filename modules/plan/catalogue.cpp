@@ -111,17 +111,17 @@ constexpr std::array<CatalogueEntry, 63> catalogue = {{
     {.id = "gemma-2-2b", .display_name = "Gemma 2 2B", .hf_repo = "google/gemma-2-2b", .family = "gemma2",
      .layers = 26, .hidden_size = 2304, .attention_heads = 8, .kv_heads = 4, .head_dim = 256,
      .intermediate_size = 9216, .vocab_size = 256000, .tied_embeddings = true, .norms_per_layer = 4,
-     .max_context = 8192, .sliding_window = 4096, .aliases = "gemma2-2b",
+     .max_context = 8192, .sliding_window = 4096, .sliding_window_pattern = 2, .aliases = "gemma2-2b",
      .source = "https://huggingface.co/google/gemma-2-2b/blob/main/config.json"},
     {.id = "gemma-2-9b", .display_name = "Gemma 2 9B", .hf_repo = "google/gemma-2-9b", .family = "gemma2",
      .layers = 42, .hidden_size = 3584, .attention_heads = 16, .kv_heads = 8, .head_dim = 256,
      .intermediate_size = 14336, .vocab_size = 256000, .tied_embeddings = true, .norms_per_layer = 4,
-     .max_context = 8192, .sliding_window = 4096, .aliases = "gemma2-9b",
+     .max_context = 8192, .sliding_window = 4096, .sliding_window_pattern = 2, .aliases = "gemma2-9b",
      .source = "https://huggingface.co/google/gemma-2-9b/blob/main/config.json"},
     {.id = "gemma-2-27b", .display_name = "Gemma 2 27B", .hf_repo = "google/gemma-2-27b", .family = "gemma2",
      .layers = 46, .hidden_size = 4608, .attention_heads = 32, .kv_heads = 16, .head_dim = 128,
      .intermediate_size = 36864, .vocab_size = 256000, .tied_embeddings = true, .norms_per_layer = 4,
-     .max_context = 8192, .sliding_window = 4096, .aliases = "gemma2-27b",
+     .max_context = 8192, .sliding_window = 4096, .sliding_window_pattern = 2, .aliases = "gemma2-27b",
      .source = "https://huggingface.co/google/gemma-2-27b/blob/main/config.json"},
     {.id = "phi-3-mini", .display_name = "Phi-3 mini 4k", .hf_repo = "microsoft/Phi-3-mini-4k-instruct",
      .family = "phi3", .layers = 32, .hidden_size = 3072, .attention_heads = 32, .kv_heads = 32, .head_dim = 96,
@@ -170,38 +170,44 @@ constexpr std::array<CatalogueEntry, 63> catalogue = {{
     {.id = "gemma-3-12b", .display_name = "Gemma 3 12B", .hf_repo = "google/gemma-3-12b-it", .family = "gemma3",
      .layers = 48, .hidden_size = 3840, .attention_heads = 16, .kv_heads = 8, .head_dim = 256,
      .intermediate_size = 15360, .vocab_size = 262208, .tied_embeddings = true, .norms_per_layer = 4,
-     .max_context = 131072, .sliding_window = 1024, .aliases = "gemma3-12b|gemma-3-12b-it",
+     .max_context = 131072, .sliding_window = 1024, .sliding_window_pattern = 6, .aliases = "gemma3-12b|gemma-3-12b-it",
      .source = "https://huggingface.co/google/gemma-3-12b-it/blob/main/config.json (text_config; the language model "
-               "only, without the 0.4B vision encoder; five of every six layers attend within the 1024-token window, "
-               "which the KV cache estimate does not yet credit)"},
+               "only, without the 0.4B vision encoder; sliding_window_pattern 6: five of every six layers attend within "
+               "the 1024-token window)"},
     {.id = "gemma-3-27b", .display_name = "Gemma 3 27B", .hf_repo = "google/gemma-3-27b-it", .family = "gemma3",
      .layers = 62, .hidden_size = 5376, .attention_heads = 32, .kv_heads = 16, .head_dim = 128,
      .intermediate_size = 21504, .vocab_size = 262208, .tied_embeddings = true, .norms_per_layer = 4,
-     .max_context = 131072, .sliding_window = 1024, .aliases = "gemma3-27b|gemma-3-27b-it",
+     .max_context = 131072, .sliding_window = 1024, .sliding_window_pattern = 6, .aliases = "gemma3-27b|gemma-3-27b-it",
      .source = "https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json (text_config; the language model "
                "only, as for Gemma 3 12B)"},
     {.id = "gpt-oss-20b", .display_name = "gpt-oss-20b", .hf_repo = "openai/gpt-oss-20b", .family = "gpt_oss",
      .layers = 24, .hidden_size = 2880, .attention_heads = 64, .kv_heads = 8, .head_dim = 64,
      .intermediate_size = 2880, .vocab_size = 201088, .qkv_bias = true, .max_context = 131072,
-     .sliding_window = 128,
+     .sliding_window = 128, .sliding_window_pattern = 2,
      .moe = {.experts = 32, .experts_per_token = 4, .expert_intermediate_size = 2880, .router_bias = true},
+     .native_quantization = QuantizationLevel::mxfp4,
      .source = "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (attention sinks, the output "
-               "projection's and the experts' biases, a few million weights, are not counted; every other layer "
-               "attends within a 128-token window)"},
+               "projection's and the experts' biases, a few million weights, are not counted; layer_types alternates "
+               "sliding_attention (128-token window) and full_attention; quantization_config mxfp4 with "
+               "self_attn, router, embed_tokens and lm_head in modules_to_not_convert: the experts ship in MXFP4)"},
     {.id = "gpt-oss-120b", .display_name = "gpt-oss-120b", .hf_repo = "openai/gpt-oss-120b", .family = "gpt_oss",
      .layers = 36, .hidden_size = 2880, .attention_heads = 64, .kv_heads = 8, .head_dim = 64,
      .intermediate_size = 2880, .vocab_size = 201088, .qkv_bias = true, .max_context = 131072,
-     .sliding_window = 128,
+     .sliding_window = 128, .sliding_window_pattern = 2,
      .moe = {.experts = 128, .experts_per_token = 4, .expert_intermediate_size = 2880, .router_bias = true},
+     .native_quantization = QuantizationLevel::mxfp4,
      .source = "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json (as for gpt-oss-20b)"},
     {.id = "llama-4-scout", .display_name = "Llama 4 Scout 17B-16E", .hf_repo = "meta-llama/Llama-4-Scout-17B-16E",
      .family = "llama4", .layers = 48, .hidden_size = 5120, .attention_heads = 40, .kv_heads = 8, .head_dim = 128,
-     .intermediate_size = 16384, .vocab_size = 202048, .max_context = 10485760,
+     .intermediate_size = 16384, .vocab_size = 202048, .max_context = 10485760, .attention_chunk = 8192,
+     .attention_chunk_pattern = 4,
      .moe = {.experts = 16, .experts_per_token = 1, .shared_experts = 1, .expert_intermediate_size = 8192},
      .aliases = "llama4-scout|llama-4-scout-17b-16e",
      .source = "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json (text_config; every "
-               "layer is MoE with one shared expert; three of four layers use 8192-token chunked attention, which "
-               "the KV cache estimate does not yet credit; the vision encoder is not counted)"},    {.id = "llama-3.3-70b", .display_name = "Llama 3.3 70B Instruct", .hf_repo = "meta-llama/Llama-3.3-70B-Instruct",
+               "layer is MoE with one shared expert; attention_chunk_size 8192 and no_rope_layers with an interval of "
+               "4: three of four layers attend within 8192-token chunks, every fourth (NoPE) globally; the vision "
+               "encoder is not counted)"},
+    {.id = "llama-3.3-70b", .display_name = "Llama 3.3 70B Instruct", .hf_repo = "meta-llama/Llama-3.3-70B-Instruct",
      .family = "llama", .layers = 80, .hidden_size = 8192, .attention_heads = 64, .kv_heads = 8, .head_dim = 128,
      .intermediate_size = 28672, .vocab_size = 128256, .max_context = 131072,
      .aliases = "llama3.3-70b|llama-3.3-70b-instruct",
@@ -209,7 +215,7 @@ constexpr std::array<CatalogueEntry, 63> catalogue = {{
     {.id = "llama-4-maverick", .display_name = "Llama 4 Maverick 17B-128E",
      .hf_repo = "meta-llama/Llama-4-Maverick-17B-128E", .family = "llama4", .layers = 48, .hidden_size = 5120,
      .attention_heads = 40, .kv_heads = 8, .head_dim = 128, .intermediate_size = 16384, .vocab_size = 202048,
-     .max_context = 1048576,
+     .max_context = 1048576, .attention_chunk = 8192, .attention_chunk_pattern = 4,
      .moe = {.experts = 128, .experts_per_token = 1, .shared_experts = 1, .expert_intermediate_size = 8192,
              .layer_step = 2},
      .aliases = "llama4-maverick|llama-4-maverick-17b-128e",
@@ -280,19 +286,19 @@ constexpr std::array<CatalogueEntry, 63> catalogue = {{
     {.id = "gemma-3-270m", .display_name = "Gemma 3 270M", .hf_repo = "google/gemma-3-270m", .family = "gemma3_text",
      .layers = 18, .hidden_size = 640, .attention_heads = 4, .kv_heads = 1, .head_dim = 256,
      .intermediate_size = 2048, .vocab_size = 262144, .tied_embeddings = true, .norms_per_layer = 4,
-     .max_context = 32768, .sliding_window = 512, .aliases = "gemma3-270m|gemma-3-270m-it",
+     .max_context = 32768, .sliding_window = 512, .sliding_window_pattern = 6, .aliases = "gemma3-270m|gemma-3-270m-it",
      .source = "https://huggingface.co/google/gemma-3-270m/blob/main/config.json (text-only; q/k norms not counted; "
                "most layers attend within the 512-token window)"},
     {.id = "gemma-3-1b", .display_name = "Gemma 3 1B", .hf_repo = "google/gemma-3-1b-it", .family = "gemma3_text",
      .layers = 26, .hidden_size = 1152, .attention_heads = 4, .kv_heads = 1, .head_dim = 256,
      .intermediate_size = 6912, .vocab_size = 262144, .tied_embeddings = true, .norms_per_layer = 4,
-     .max_context = 32768, .sliding_window = 512, .aliases = "gemma3-1b|gemma-3-1b-it",
+     .max_context = 32768, .sliding_window = 512, .sliding_window_pattern = 6, .aliases = "gemma3-1b|gemma-3-1b-it",
      .source = "https://huggingface.co/google/gemma-3-1b-it/blob/main/config.json (text-only; q/k norms, 512 "
                "weights a layer, not counted; five of every six layers attend within the 512-token window)"},
     {.id = "gemma-3-4b", .display_name = "Gemma 3 4B", .hf_repo = "google/gemma-3-4b-it", .family = "gemma3",
      .layers = 34, .hidden_size = 2560, .attention_heads = 8, .kv_heads = 4, .head_dim = 256,
      .intermediate_size = 10240, .vocab_size = 262208, .tied_embeddings = true, .norms_per_layer = 4,
-     .max_context = 131072, .sliding_window = 1024, .aliases = "gemma3-4b|gemma-3-4b-it",
+     .max_context = 131072, .sliding_window = 1024, .sliding_window_pattern = 6, .aliases = "gemma3-4b|gemma-3-4b-it",
      .source = "https://huggingface.co/google/gemma-3-4b-it/blob/main/config.json (text_config; the language model "
                "only, as for Gemma 3 12B)"},
     {.id = "mistral-nemo-12b", .display_name = "Mistral Nemo 12B", .hf_repo = "mistralai/Mistral-Nemo-Base-2407",
@@ -392,6 +398,9 @@ ModelArchitecture CatalogueEntry::architecture() const {
   a.norms_per_layer = norms_per_layer;
   a.max_context = max_context;
   if (sliding_window != 0) a.sliding_window = sliding_window;
+  a.sliding_window_pattern = sliding_window_pattern;
+  if (attention_chunk != 0) a.attention_chunk = attention_chunk;
+  a.attention_chunk_pattern = attention_chunk_pattern;
   a.moe = moe;
   a.mla = mla;
   return a;
@@ -424,6 +433,7 @@ Result<ModelDescription> catalogue_model(std::string_view name) {
   if (!d) return d;
   d->source = ModelSource::catalogue;
   d->origin = std::string(e->id);
+  d->native_level = e->native_quantization;
   return d;
 }
 
@@ -460,6 +470,11 @@ std::string model_catalogue_json() {
     w.field("max_context", a.max_context);
     if (a.moe.is_moe()) w.field("experts", a.moe.experts).field("experts_per_token", a.moe.experts_per_token);
     w.field("attention", to_string(a.attention_kind()));
+    if (a.sliding_window)
+      w.field("sliding_window", *a.sliding_window).field("sliding_window_pattern", a.sliding_window_pattern);
+    if (a.attention_chunk)
+      w.field("attention_chunk_size", *a.attention_chunk).field("attention_chunk_pattern", a.attention_chunk_pattern);
+    if (d->native_level) w.field("native_quantization", to_string(*d->native_level));
     w.field("source", e.source);
     w.end_object();
   }

@@ -35,8 +35,14 @@ struct CatalogueEntry {
   std::uint32_t norms_per_layer = 2;
   std::uint32_t max_context = 0;
   std::uint32_t sliding_window = 0;  ///< 0: none
+  /// Every N-th layer global, the others sliding (Gemma 3: 6); 0: all slide.
+  std::uint32_t sliding_window_pattern = 0;
+  std::uint32_t attention_chunk = 0;  ///< Llama 4 attention_chunk_size; 0: none
+  std::uint32_t attention_chunk_pattern = 0;  ///< every N-th layer global (Llama 4: 4)
   MoeLayout moe{};
   std::optional<LatentAttention> mla{};
+  /// The level the published checkpoint stores (gpt-oss: MXFP4); empty: 16-bit.
+  std::optional<QuantizationLevel> native_quantization{};
   std::string_view aliases;  ///< other accepted ids, '|'-separated
   std::string_view source;   ///< where the config comes from
 
@@ -47,7 +53,10 @@ struct CatalogueEntry {
 std::span<const CatalogueEntry> model_catalogue() noexcept;
 /// Every catalogue model as a JSON array (`hwaccel models --json`,
 /// hwaccel.models() in Python): id, name, hf_repo, family, parameter counts,
-/// architecture, experts for MoE models, attention kind and source.
+/// architecture, experts for MoE models, attention kind, sliding-window and
+/// chunked-attention layers (sliding_window, sliding_window_pattern,
+/// attention_chunk_size, attention_chunk_pattern), native_quantization and
+/// source.
 std::string model_catalogue_json();
 /// The entry with this id or alias, case-insensitively ("Llama-3.1-70B",
 /// "meta-llama/Llama-3.1-70B" also work); nullptr when unknown.

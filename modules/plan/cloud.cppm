@@ -83,6 +83,11 @@ Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::s
 /// Reads and parses a catalogue file (at most 16 MiB); not_found or io_error
 /// when it cannot be read.
 Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path);
+/// The same, where an accelerator may also be an id of `extra`, a user
+/// device-spec file (recommend then needs InferenceSettings::device_specs = &extra).
+Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin,
+                                                   const DeviceSpecSet& extra);
+Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path, const DeviceSpecSet& extra);
 /// The catalogue compiled into the library from data/instances.json.
 Result<InstanceCatalogue> builtin_instance_catalogue();
 /// The JSON text of the built-in catalogue (installed as

@@ -113,7 +113,7 @@ std::string_view fabric_needed(InstanceInterconnect ic) {
   return {};
 }
 
-Result<CloudInstanceType> read_entry(const EntryReader& r) {
+Result<CloudInstanceType> read_entry(const EntryReader& r, const DeviceSpecSet& extra) {
   CloudInstanceType inst;
   auto provider = r.string("provider");
   if (!provider) return fail(provider.error());
@@ -131,7 +131,7 @@ Result<CloudInstanceType> read_entry(const EntryReader& r) {
 
   auto accelerator = r.string("accelerator");
   if (!accelerator) return fail(accelerator.error());
-  const DeviceSpec* spec = find_spec(*accelerator);
+  const DeviceSpec* spec = find_spec(*accelerator, extra);
   if (!spec)
     return fail(r.error(ErrorKind::invalid_input, text::cat("unknown accelerator \"", text::excerpt(*accelerator),
                                                             "\" (a spec id from `hwaccel specs`)")));
@@ -235,6 +235,11 @@ std::optional<InstanceInterconnect> parse_instance_interconnect(std::string_view
 }
 
 Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin) {
+  return parse_instance_catalogue(json, origin, DeviceSpecSet());
+}
+
+Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin,
+                                                   const DeviceSpecSet& extra) {
   if (json.size() > max_instance_catalogue_bytes)
     return fail(ErrorKind::invalid_input, text::cat(origin, " is ", json.size(), " bytes; a catalogue is at most ",
                                                     max_instance_catalogue_bytes));
@@ -269,7 +274,7 @@ Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::s
     r.where = r.entry["name"].get_string().get(name) == simdjson::SUCCESS
                   ? text::cat(origin, ": instances[", index, "] \"", text::excerpt(name), "\"")
                   : text::cat(origin, ": instances[", index, "]");
-    auto inst = read_entry(r);
+    auto inst = read_entry(r, extra);
     if (!inst) return fail(inst.error());
     if (!seen.emplace(inst->provider, inst->name, inst->region).second)
       return fail(r.error(ErrorKind::invalid_input, text::cat("listed twice for ", to_string(inst->provider), " ",
@@ -282,9 +287,13 @@ Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::s
 }
 
 Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path) {
+  return read_instance_catalogue(path, DeviceSpecSet());
+}
+
+Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path, const DeviceSpecSet& extra) {
   const auto content = small_file::read(path, max_instance_catalogue_bytes, "a catalogue");
   if (!content) return fail(content.error());
-  return parse_instance_catalogue(*content, path.string());
+  return parse_instance_catalogue(*content, path.string(), extra);
 }
 
 Result<InstanceCatalogue> builtin_instance_catalogue() {

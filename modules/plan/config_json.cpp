@@ -69,12 +69,51 @@ struct ConfigReader {
     return std::optional<bool>{b};
   }
 
+  // A list of strings (layer_types) or integers (no_rope_layers), one entry a
+  // layer, as "is this layer local" flags; empty when absent or not a list.
+  std::vector<bool> local_flags(std::string_view key) const {
+    std::vector<bool> out;
+    simdjson::dom::array list;
+    if (root[key].get_array().get(list) != simdjson::SUCCESS) return out;
+    for (element e : list) {
+      std::string_view kind;
+      std::int64_t flag = 0;
+      if (e.get_string().get(kind) == simdjson::SUCCESS)
+        out.push_back(kind == "sliding_attention" || kind == "chunked_attention" || kind == "local_attention");
+      else if (e.get_int64().get(flag) == simdjson::SUCCESS)
+        out.push_back(flag != 0);  // no_rope_layers: 1 = RoPE (chunked), 0 = NoPE (global)
+      else
+        return {};
+    }
+    return out;
+  }
+
   std::string string_or(std::string_view key, std::string_view fallback) const {
     std::string_view v;
     if (root[key].get_string().get(v) == simdjson::SUCCESS) return std::string(v);
     return std::string(fallback);
   }
 };
+
+// The pattern N of per-layer local flags: every N-th layer (N-1, 2N-1, ...)
+// global, the others local; 0 when all are local. Flags that follow no such
+// pattern get the N nearest their share of global layers (and a note).
+std::uint32_t layer_pattern(const std::vector<bool>& local, std::uint32_t layers, std::vector<std::string>& notes,
+                            std::string_view field) {
+  std::uint32_t globals = 0, first_global = 0;
+  for (std::uint32_t i = 0; i < local.size(); ++i)
+    if (!local[i] && globals++ == 0) first_global = i;
+  if (globals == 0) return 0;
+  const std::uint32_t n = first_global + 1;
+  bool regular = local.size() == layers;
+  for (std::uint32_t i = 0; i < local.size() && regular; ++i) regular = local[i] == ((i + 1) % n != 0);
+  if (regular) return n;
+  const auto nearest = static_cast<std::uint32_t>(std::max<std::uint64_t>(
+      1, (static_cast<std::uint64_t>(local.size()) + globals / 2) / globals));
+  notes.push_back(text::cat(field, " follows no every-N-th-layer pattern: counted as ", globals, " global layers in ",
+                            local.size(), ", one in every ", nearest));
+  return nearest;
+}
 
 }  // namespace
 
@@ -171,6 +210,31 @@ Result<ModelDescription> model_from_config_json(std::string_view json, std::stri
     if (const auto w = opt("sliding_window"); w && *w > 0 && (a.max_context == 0 || *w < a.max_context))
       a.sliding_window = u32(*w);
   }
+  // Which layers slide: layer_types (newer transformers: Gemma 2/3, gpt-oss),
+  // Gemma 3's sliding_window_pattern, or the family's fixed interleave.
+  if (a.sliding_window) {
+    const auto types = r.local_flags("layer_types");
+    const auto pattern = any_of({"sliding_window_pattern", "_sliding_window_pattern"});
+    if (!types.empty()) {
+      if (std::find(types.begin(), types.end(), true) == types.end()) a.sliding_window.reset();  // all full_attention
+      else a.sliding_window_pattern = layer_pattern(types, a.layers, notes, "layer_types");
+    } else if (pattern && *pattern > 0) {
+      a.sliding_window_pattern = u32(*pattern);
+    } else if (family == "gemma2" || family == "gpt_oss") {
+      a.sliding_window_pattern = 2;  // even layers slide, odd layers are global
+    } else if (family == "gemma3" || family == "gemma3_text") {
+      a.sliding_window_pattern = 6;  // transformers' Gemma3TextConfig default
+    }
+  }
+  // Llama 4 chunked local attention: no_rope_layers marks the chunked (RoPE)
+  // layers with 1; without it, every no_rope_layer_interval-th layer (4) is global.
+  if (const auto chunk = opt("attention_chunk_size"); chunk && *chunk > 0 && (a.max_context == 0 || *chunk < a.max_context)) {
+    a.attention_chunk = u32(*chunk);
+    if (const auto rope = r.local_flags("no_rope_layers"); !rope.empty())
+      a.attention_chunk_pattern = layer_pattern(rope, a.layers, notes, "no_rope_layers");
+    else
+      a.attention_chunk_pattern = u32(opt("no_rope_layer_interval").value_or(4));
+  }
   if (error) return fail(*error);
 
   // Mixture of experts, under each family's field names.
@@ -233,6 +297,12 @@ Result<ModelDescription> model_from_config_json(std::string_view json, std::stri
   if (!d) return fail(Error{d.error().kind, text::cat(name, ": ", d.error().message)});
   d->source = ModelSource::hf_config;
   d->notes = std::move(notes);
+  // gpt-oss: quantization_config {"quant_method": "mxfp4"}, the experts in MXFP4.
+  if (object quant; r.root["quantization_config"].get_object().get(quant) == simdjson::SUCCESS) {
+    std::string_view method;
+    if (quant["quant_method"].get_string().get(method) == simdjson::SUCCESS && method == "mxfp4")
+      d->native_level = QuantizationLevel::mxfp4;
+  }
   return d;
 }
 

@@ -22,16 +22,17 @@ struct Item {
   std::uint64_t memory_bytes = 0;
 };
 
-std::string spec_names() {
+std::string spec_names(const DeviceSpecSet& extra) {
   std::string names;
   for (const auto& s : device_specs()) {
     if (!names.empty()) names += ", ";
     names += s.name;
   }
+  for (const auto& s : extra.specs()) names += text::cat(", ", s.name, " (", extra.origin(), ")");
   return names;
 }
 
-Result<Item> parse_item(std::string_view text_item) {
+Result<Item> parse_item(std::string_view text_item, const DeviceSpecSet& extra) {
   std::string_view s = text::trim(text_item);
   Item item;
   std::size_t digits = 0;
@@ -49,7 +50,7 @@ Result<Item> parse_item(std::string_view text_item) {
     s = text::trim(rest.substr(1));
   }
   if (s.empty()) return fail(ErrorKind::invalid_input, "empty device name in --devices");
-  item.spec = find_spec(s);
+  item.spec = find_spec(s, extra);
   if (item.spec) {
     item.memory_bytes = item.spec->memory_bytes;
     return item;
@@ -58,7 +59,7 @@ Result<Item> parse_item(std::string_view text_item) {
   const auto dash = s.rfind('-');
   if (dash != std::string_view::npos && s.size() > dash + 3 && text::iequals(s.substr(s.size() - 2), "GB")) {
     const auto gb = text::parse_u64(s.substr(dash + 1, s.size() - dash - 3));
-    if (const DeviceSpec* base = find_spec(s.substr(0, dash)); base && gb) {
+    if (const DeviceSpec* base = find_spec(s.substr(0, dash), extra); base && gb) {
       for (auto option : base->memory_options_gib)
         if (option != 0 && option == *gb) {
           item.spec = base;
@@ -73,7 +74,7 @@ Result<Item> parse_item(std::string_view text_item) {
     }
   }
   return fail(ErrorKind::invalid_input,
-              text::cat("unknown device '", text::excerpt(s), "' (see `hwaccel specs`): ", spec_names()));
+              text::cat("unknown device '", text::excerpt(s), "' (see `hwaccel specs`): ", spec_names(extra)));
 }
 
 std::string interconnect_kind(const FabricSpec& f) {
@@ -89,6 +90,10 @@ std::string interconnect_kind(const FabricSpec& f) {
 }  // namespace
 
 Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices) {
+  return hypothetical_registry(devices, DeviceSpecSet());
+}
+
+Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices, const DeviceSpecSet& extra) {
   std::vector<Item> items;
   std::uint64_t total = 0;
   std::string_view rest = devices;
@@ -99,7 +104,7 @@ Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices) {
     more = cut != std::string_view::npos;
     rest = more ? rest.substr(cut + 1) : std::string_view{};
     if (text::trim(piece).empty()) return fail(ErrorKind::invalid_input, "empty entry in --devices");
-    auto item = parse_item(piece);
+    auto item = parse_item(piece, extra);
     if (!item) return fail(item.error());
     total += item->count * item->spec->devices_per_package;
     if (total > max_hypothetical_devices)
@@ -123,7 +128,9 @@ Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices) {
       fabric.kind = interconnect_kind(*spec.fabric);
       fabric.name = std::string(spec.fabric->name);
       fabric.bandwidth_gbps = spec.fabric->bandwidth_gbps;
-      fabric.source = text::cat("published spec ", spec.id, " (hypothetical devices)");
+      fabric.source = extra.contains(&spec)
+                          ? text::cat("device-spec file ", extra.origin(), ", entry ", spec.id, " (hypothetical devices)")
+                          : text::cat("published spec ", spec.id, " (hypothetical devices)");
       hypothetical::join_in_domains(inv, first, inv.devices.size(), spec.fabric->domain_size, fabric);
     }
   }

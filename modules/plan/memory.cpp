@@ -164,10 +164,15 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
 }
 
 // Bytes of a group under the non-GGUF rules.
-std::optional<std::uint64_t> plain_bytes(const TensorGroup& g, Q level) {
+// MXFP4 quantizes only the routed experts of a MoE model (gpt-oss keeps
+// attention, router, embeddings and head in bf16), every linear layer of a
+// dense one.
+std::optional<std::uint64_t> plain_bytes(const TensorGroup& g, Q level, bool moe) {
   const QuantizationInfo& q = info(level);
-  const bool quantized = q.family != QuantizationFamily::floating || level == Q::fp8_e4m3 || level == Q::fp8_e5m2;
-  if (!quantized || !is_block_matrix(g.role)) {
+  const bool quantized = q.family != QuantizationFamily::floating || level == Q::fp8_e4m3 ||
+                         level == Q::fp8_e5m2 || level == Q::mxfp4;
+  const bool in_level = is_block_matrix(g.role) && (level != Q::mxfp4 || !moe || is_routed_expert(g.role));
+  if (!quantized || !in_level) {
     const TensorEncoding& e = quantized ? bf16_encoding : q.encoding;
     const auto per = e.bytes(g.rows, g.cols);
     return per ? text::checked_mul(*per, g.count) : std::nullopt;
@@ -200,7 +205,7 @@ Result<WeightLayout> recipe_layout(const ModelArchitecture& a, Q level) {
                           a.layers == 80,
                           a.family == "phi3"};
   const auto bytes_of = [&](const TensorGroup& g, std::int64_t layer) -> std::optional<std::uint64_t> {
-    if (!gguf) return plain_bytes(g, level);
+    if (!gguf) return plain_bytes(g, level, a.moe.is_moe());
     const auto per = ggml_encoding(recipe.type_for(g.role, layer, g.cols))->bytes(g.rows, g.cols);
     return per ? text::checked_mul(*per, g.count) : std::nullopt;
   };
@@ -236,6 +241,10 @@ Result<WeightLayout> recipe_layout(const ModelArchitecture& a, Q level) {
   if (gguf)
     w.basis = text::cat("llama.cpp ", q.display_name, " per-tensor rules (", to_string(base_type(level)),
                         " bulk, output head in Q6_K, 1-D tensors in F32; no importance matrix)");
+  else if (level == Q::mxfp4)
+    w.basis = text::cat(a.moe.is_moe() ? "routed experts" : "linear layers",
+                        " in MXFP4 (blocks of 32 FP4 E2M1 values with an E8M0 scale: 4.25 bits per weight); ",
+                        a.moe.is_moe() ? "attention, router, " : "", "embeddings, head and norms in bf16");
   else if (q.family == QuantizationFamily::floating && level != Q::fp8_e4m3 && level != Q::fp8_e5m2)
     w.basis = text::cat("every tensor in ", q.display_name);
   else
@@ -317,10 +326,11 @@ Result<std::uint64_t> kv_cache_bytes_per_token(const ModelArchitecture& a, Quant
 
 Result<std::uint64_t> kv_cache_bytes(const ModelArchitecture& a, QuantizationLevel kv_type, std::uint64_t context,
                                      std::uint64_t batch) {
-  auto per_token = kv_cache_bytes_per_token(a, kv_type);
-  if (!per_token) return per_token;
-  const auto tokens = text::checked_mul(context, batch);
-  const auto bytes = tokens ? text::checked_mul(*tokens, *per_token) : std::nullopt;
+  // Each layer keeps min(context, its window or chunk) tokens per sequence.
+  auto per_layer = kv_cache_bytes_per_token_per_layer(a, kv_type, 1);
+  if (!per_layer) return per_layer;
+  const auto tokens = text::checked_mul(a.kv_tokens_all_layers(context), batch);
+  const auto bytes = tokens ? text::checked_mul(*tokens, *per_layer) : std::nullopt;
   if (!bytes) return fail(ErrorKind::invalid_input, "KV cache size overflows 64 bits");
   return *bytes;
 }

@@ -15,6 +15,9 @@ export namespace hwaccel {
 ///
 /// How each tensor is stored:
 /// - fp32/bf16/fp16: every tensor, norms included, in that format.
+/// - mxfp4: the routed experts of a MoE model (every linear layer of a
+///   dense one) in MXFP4 blocks (32 FP4 values and an E8M0 scale, 4.25
+///   bits), everything else in bf16, as gpt-oss's checkpoints store them.
 /// - fp8, int8, int4, nf4: the linear layers of the blocks (attention,
 ///   FFN, experts) in the level's encoding; token embedding, output head,
 ///   norms, biases and MoE routers in bf16, as FP8, GPTQ/AWQ and
@@ -56,9 +59,14 @@ Result<std::uint64_t> kv_cache_bytes_per_token_per_layer(const ModelArchitecture
                                                          QuantizationLevel kv_type,
                                                          std::uint32_t tensor_parallel = 1);
 /// 2 x layers x kv_heads x head_dim x bytes per element, per token
-/// (MLA: layers x (kv_lora_rank + qk_rope_head_dim) x bytes).
+/// (MLA: layers x (kv_lora_rank + qk_rope_head_dim) x bytes): what a token
+/// costs while it is inside every layer's window. Past a sliding window or
+/// attention chunk only the full-attention layers keep it (kv_cache_bytes).
 Result<std::uint64_t> kv_cache_bytes_per_token(const ModelArchitecture& architecture, QuantizationLevel kv_type);
-/// The cache for `batch` sequences of `context` tokens; overflow is an error.
+/// The cache for `batch` sequences of `context` tokens: each layer holds
+/// min(context, its sliding window or attention chunk) tokens, as vLLM's
+/// hybrid KV cache manager (v0.10+) and llama.cpp's SWA cache (without
+/// --swa-full) allocate them. Overflow is an error.
 Result<std::uint64_t> kv_cache_bytes(const ModelArchitecture& architecture, QuantizationLevel kv_type,
                                      std::uint64_t context, std::uint64_t batch);
 

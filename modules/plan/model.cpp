@@ -22,6 +22,12 @@ std::string_view to_string(AttentionKind kind) noexcept {
   return i < names.size() ? names[i] : "unknown";
 }
 
+std::string_view to_string(LayerAttention kind) noexcept {
+  constexpr std::array<std::string_view, 3> names = {"full", "sliding", "chunked"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < names.size() ? names[i] : "unknown";
+}
+
 std::string_view to_string(TensorRole role) noexcept {
   constexpr std::array<std::string_view, 24> names = {
       "token_embedding", "output_norm", "output_head", "norm",        "attn_q",      "attn_k",
@@ -75,6 +81,38 @@ std::uint32_t ModelArchitecture::moe_layer_count() const noexcept {
 std::uint64_t ModelArchitecture::kv_elements_per_token_per_layer() const noexcept {
   if (mla) return static_cast<std::uint64_t>(mla->kv_lora_rank) + mla->qk_rope_head_dim;
   return 2 * kv_width();
+}
+
+LayerAttention ModelArchitecture::layer_attention(std::uint32_t layer) const noexcept {
+  // With a pattern N > 1, layers N-1, 2N-1, ... are the global ones.
+  const auto local = [&](std::uint32_t pattern) { return pattern <= 1 || (layer + 1) % pattern != 0; };
+  if (attention_chunk && *attention_chunk > 0 && local(attention_chunk_pattern)) return LayerAttention::chunked;
+  if (sliding_window && *sliding_window > 0 && local(sliding_window_pattern)) return LayerAttention::sliding;
+  return LayerAttention::full;
+}
+
+std::uint64_t ModelArchitecture::kv_tokens(std::uint32_t layer, std::uint64_t context) const noexcept {
+  switch (layer_attention(layer)) {
+    case LayerAttention::sliding: return std::min<std::uint64_t>(context, *sliding_window);
+    case LayerAttention::chunked: return std::min<std::uint64_t>(context, *attention_chunk);
+    case LayerAttention::full: break;
+  }
+  return context;
+}
+
+std::uint64_t ModelArchitecture::kv_tokens_all_layers(std::uint64_t context) const noexcept {
+  std::uint64_t sum = 0;
+  for (std::uint32_t l = 0; l < layers; ++l) {
+    const std::uint64_t t = kv_tokens(l, context);
+    sum = t > std::numeric_limits<std::uint64_t>::max() - sum ? std::numeric_limits<std::uint64_t>::max() : sum + t;
+  }
+  return sum;
+}
+
+std::uint32_t ModelArchitecture::windowed_layer_count() const noexcept {
+  std::uint32_t n = 0;
+  for (std::uint32_t l = 0; l < layers; ++l) n += layer_attention(l) != LayerAttention::full ? 1 : 0;
+  return n;
 }
 
 namespace {
@@ -150,6 +188,12 @@ Result<void> ModelArchitecture::validate() const {
   } else if (moe.experts_per_token != 0 || moe.shared_experts != 0) {
     return fail(ErrorKind::invalid_input, "experts per token or shared experts given without routed experts");
   }
+  if (auto r = require(!sliding_window || *sliding_window > 0, "sliding_window must be positive"); !r) return r;
+  if (auto r = require(!attention_chunk || *attention_chunk > 0, "attention_chunk_size must be positive"); !r) return r;
+  if (auto r = require(sliding_window_pattern <= max_layers && attention_chunk_pattern <= max_layers,
+                       "a sliding-window or chunked-attention layer pattern is out of range");
+      !r)
+    return r;
   if (mla) {
     if (auto r = require(in(mla->kv_lora_rank, max_hidden), "kv_lora_rank must be positive"); !r) return r;
     if (auto r = require(mla->q_lora_rank <= max_hidden, "q_lora_rank is out of range"); !r) return r;

@@ -22,6 +22,15 @@ enum class AttentionKind : std::uint8_t {
 
 std::string_view to_string(AttentionKind kind) noexcept;
 
+/// What one layer's attention spans, and so how many tokens its KV cache holds.
+enum class LayerAttention : std::uint8_t {
+  full,     ///< every earlier token: the cache grows with the context
+  sliding,  ///< the last `sliding_window` tokens (Mistral 7B v0.1, Gemma 2/3 local layers, gpt-oss)
+  chunked,  ///< the tokens of the current `attention_chunk`-token chunk (Llama 4)
+};
+
+std::string_view to_string(LayerAttention kind) noexcept;
+
 /// Mixture-of-experts layout of the feed-forward blocks; all zero for a dense model.
 struct MoeLayout {
   std::uint32_t experts = 0;                   ///< routed experts per MoE layer
@@ -67,7 +76,21 @@ struct ModelArchitecture {
   std::uint32_t norms_per_layer = 2;    ///< Gemma 2 has 4
   bool norm_bias = false;               ///< LayerNorm with a bias rather than RMSNorm
   std::uint32_t max_context = 0;        ///< max_position_embeddings; 0 when unknown
+  /// Sliding-window attention: a windowed layer attends to (and a runtime
+  /// keeps the KV of) only the last `sliding_window` tokens.
   std::optional<std::uint32_t> sliding_window;
+  /// Which layers slide: with N > 1, every N-th layer (layers N-1, 2N-1, ...)
+  /// attends to the whole context and the others within the window (Gemma 3:
+  /// 6, five local to one global; Gemma 2 and gpt-oss: 2, alternating); 0 or
+  /// 1 with a window: every layer slides (Mistral 7B v0.1). Without a window,
+  /// ignored.
+  std::uint32_t sliding_window_pattern = 0;
+  /// Chunked local attention (Llama 4 attention_chunk_size): a chunked layer
+  /// attends only within its chunk of `attention_chunk` tokens.
+  std::optional<std::uint32_t> attention_chunk;
+  /// Which layers are chunked, as sliding_window_pattern: with N > 1 every
+  /// N-th layer is global (Llama 4: 4, its NoPE layers); 0 or 1: all chunked.
+  std::uint32_t attention_chunk_pattern = 0;
   MoeLayout moe;
   std::optional<LatentAttention> mla;
 
@@ -87,6 +110,16 @@ struct ModelArchitecture {
   /// Elements of KV cache one token needs in one layer: 2 x kv_heads x
   /// head_dim, or kv_lora_rank + qk_rope_head_dim for MLA.
   std::uint64_t kv_elements_per_token_per_layer() const noexcept;
+  /// What layer `layer` attends to (chunked before sliding when a config has both).
+  LayerAttention layer_attention(std::uint32_t layer) const noexcept;
+  /// Tokens of KV cache layer `layer` keeps for a sequence of `context`
+  /// tokens: min(context, window or chunk) for a windowed or chunked layer,
+  /// `context` for a full-attention one.
+  std::uint64_t kv_tokens(std::uint32_t layer, std::uint64_t context) const noexcept;
+  /// kv_tokens summed over every layer (saturating).
+  std::uint64_t kv_tokens_all_layers(std::uint64_t context) const noexcept;
+  /// How many layers are sliding-window or chunked.
+  std::uint32_t windowed_layer_count() const noexcept;
   /// Checks the fields are present and consistent (heads divide by KV heads,
   /// sizes non-zero, experts_per_token <= experts...): an invalid_input error
   /// naming the field.
@@ -240,6 +273,10 @@ struct ModelDescription {
   bool exact_parameters = false;
   /// Present when the description was read from weight files.
   std::optional<StoredWeights> stored;
+  /// The level the model is published in when it is not a plain 16-bit
+  /// checkpoint (gpt-oss: MXFP4 experts; config.json quantization_config
+  /// quant_method "mxfp4"): what a plan without --quant tries first.
+  std::optional<QuantizationLevel> native_level;
   /// What a reader should know: assumptions made, tensors not understood.
   std::vector<std::string> notes;
 

@@ -14,6 +14,7 @@ export import :cluster;
 export import :runtime;
 export import :planner;
 export import :cloud;
+export import :hf_cache;
 
 export namespace hwaccel {
 

@@ -195,7 +195,8 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   auto cost = cost_model(model, level, kv_type, s.context, s.batch);
   if (!cost) return fail(cost.error());
   cost->expert_parallel = s.expert_parallel;
-  Fleet f = gather(machines, level, s.reserve_fraction);
+  cost->full_kv_every_layer = s.full_kv_every_layer;
+  Fleet f = gather(machines, level, s.reserve_fraction, s.device_specs);
   cost->profile = &profile_for(f, level, s);
   const CostModel& c = *cost;
   if (f.accelerators.empty() && f.several_nodes())
@@ -308,7 +309,7 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   if (p0.seconds && *p0.seconds > 0)
     tp.prefill_tokens_per_s = static_cast<double>(s.batch) * static_cast<double>(s.context) / *p0.seconds;
   {
-    bool reported = false, published = false;
+    bool reported = false, published = false, derived = false;
     for (const auto& st : first.stages) {
       if (!st.group) {
         reported |= f.host && f.host->bandwidth_reported;
@@ -317,13 +318,17 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
       for (auto m : st.group->members) {
         const Device& dv = f.accelerators[m];
         if (!dv.bandwidth_gbps) continue;
-        (dv.bandwidth_reported ? reported : published) = true;
+        (dv.bandwidth_reported ? reported : dv.bandwidth_derived ? derived : published) = true;
       }
     }
     tp.bandwidth_source = reported && published ? "reported by the device and published spec"
                           : reported             ? "reported by the device"
                           : published            ? "published spec"
                                                  : "unknown";
+    if (derived)
+      tp.bandwidth_source = tp.bandwidth_source == "unknown"
+                                ? std::string("derived from the architecture (not published)")
+                                : text::cat(tp.bandwidth_source, " and derived from the architecture (not published)");
   }
 
   // Assumptions, in the order a reader needs them.
@@ -341,7 +346,21 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
       kv += text::cat("2 x ", a.layers, " layers x ", a.kv_heads, " KV heads x ", a.head_dim, " x ",
                       kv_cache_bits(kv_type).value_or(16) / 8, " bytes)");
     kv += text::cat(" for ", s.batch, " sequence(s) of ", s.context, " tokens");
-    if (a.sliding_window) kv += text::cat("; sliding-window layers counted at the full context, as runtimes allocate them");
+    if (const std::uint32_t windowed = a.windowed_layer_count(); windowed > 0) {
+      LayerAttention kind = LayerAttention::full;
+      for (std::uint32_t l = 0; l < a.layers && kind == LayerAttention::full; ++l) kind = a.layer_attention(l);
+      const bool chunked = kind == LayerAttention::chunked;
+      const std::uint32_t span = chunked ? *a.attention_chunk : *a.sliding_window;
+      kv += text::cat("; ", windowed, " of ", a.layers, " layers ",
+                      chunked ? text::cat("attend within ", span, "-token chunks")
+                              : text::cat("slide within a ", span, "-token window"),
+                      s.full_kv_every_layer
+                          ? " but are counted at the full context (llama.cpp --swa-full, vLLM "
+                            "--disable-hybrid-kv-cache-manager)"
+                          : text::cat(" and keep min(context, ", span,
+                                      ") tokens, as vLLM's hybrid KV cache manager and llama.cpp's SWA cache allocate "
+                                      "them (prefill's extra blocks not counted)"));
+    }
     as.push_back(std::move(kv));
   }
   as.push_back(text::cat("activations: one prefill chunk of up to ", prefill_chunk_tokens,
@@ -407,7 +426,8 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
                                    std::round(p.interval_high * 100), "% of the prediction")
                        : text::cat("not calibrated (", p.calibrated_on, "): the interval is a wide default")));
   }
-  as.push_back(text::cat("decode: KV cache read at the full context; tensor-parallel all-reduce 10 us + 2(t-1)/t x "
+  as.push_back(text::cat("decode: KV cache read at the full context (a sliding-window or chunked layer reads at most "
+                         "its window); tensor-parallel all-reduce 10 us + 2(t-1)/t x "
                          "message / link bandwidth, twice per layer; 20 us per pipeline hop; never above the ceiling "
                          "(every byte at full bandwidth)"));
   as.push_back(text::cat("memory bandwidth: ", tp.bandwidth_source));
@@ -441,6 +461,12 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     const std::size_t unused = used.size() - used_count;
     if (unused > listed) idle += text::cat(" and ", unused - listed, " more");
     as.push_back(text::cat(idle, " left idle: too few for another replica"));
+  }
+  for (const auto& [how, ids] : f.derived) {
+    std::string list;
+    for (std::size_t i = 0; i < ids.size() && i < 4; ++i) list += (i ? ", " : "") + ids[i];
+    if (ids.size() > 4) list += text::cat(" and ", ids.size() - 4, " more");
+    as.push_back(text::cat(list, " (no published spec matches): ", how));
   }
   f.skipped.report(as);
   if (!plan.fits) {
@@ -479,12 +505,16 @@ Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDes
   bool accelerators = false;
   for (const auto* registry : machines.registries) accelerators |= registry->has_accelerator();
   std::optional<QuantizationLevel> with_offload;
-  for (const auto level : ladder(machines, settings.quantization_family)) {
+  // A model published at its own level (gpt-oss: MXFP4) tries that first.
+  auto levels = ladder(machines, settings.quantization_family);
+  if (model.native_level) levels.insert(levels.begin(), *model.native_level);
+  for (const auto level : levels) {
     const QuantizationLevel kv_type = settings.kv_cache_type.value_or(default_kv_cache_type(level));
     auto cost = cost_model(model, level, kv_type, settings.context, settings.batch);
     if (!cost) return fail(cost.error());
     cost->expert_parallel = settings.expert_parallel;
-    const Fleet f = gather(machines, level, settings.reserve_fraction);
+    cost->full_kv_every_layer = settings.full_kv_every_layer;
+    const Fleet f = gather(machines, level, settings.reserve_fraction, settings.device_specs);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;
     cost->profile = &profile_for(f, level, settings);

@@ -63,6 +63,13 @@ struct InferenceSettings {
   /// batch as vLLM's scheduler does.
   std::uint64_t input_tokens = 0;
   std::uint64_t output_tokens = 0;
+  /// Size sliding-window and chunked layers' KV cache at the full context,
+  /// as llama.cpp --swa-full and vLLM --disable-hybrid-kv-cache-manager
+  /// allocate it; false: at min(context, window), as both do by default.
+  bool full_kv_every_layer = false;
+  /// Device specs from a user file (read_device_specs), consulted after the
+  /// built-in table for devices it does not match; must outlive the call. Null: the table alone.
+  const DeviceSpecSet* device_specs = nullptr;
 
   /// Limits: context 1..16,777,216 (and at most the model's own maximum
   /// when its architecture is its own), batch 1..65,536, reserve in [0, 0.95].
@@ -277,6 +284,10 @@ Result<Plan> plan_sharding(const AcceleratorRegistry& registry, std::uint64_t pa
 /// as its two GCDs. Unknown names are an invalid_input error that points to
 /// `hwaccel specs`.
 Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices);
+/// hypothetical_registry with the entries of a user device-spec file as well
+/// as the table's (plan with InferenceSettings::device_specs = &extra, so the
+/// planner finds their figures).
+Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices, const DeviceSpecSet& extra);
 
 /// The device ids of each high-bandwidth domain the planner sees on a node,
 /// in registry order: an NVLink/NVSwitch, xGMI, ICI or NeuronLink island, or
@@ -311,6 +322,10 @@ inline std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
   return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
 }
 
+inline std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+  return a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a ? std::numeric_limits<std::uint64_t>::max() : a * b;
+}
+
 inline std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
 
 inline std::string gib(std::uint64_t bytes) {
@@ -325,6 +340,7 @@ struct Device {
   std::uint64_t capacity = 0;  // memory less the reserve (and Apple's working-set share)
   std::optional<double> bandwidth_gbps;
   bool bandwidth_reported = false;
+  bool bandwidth_derived = false;  // estimated from the architecture's spec rows (derive_spec)
   std::optional<double> peak_tflops;
   std::optional<double> vector_tflops;  // non-tensor FP32: what unpacking quantized weights runs at
   std::uint32_t domain = 0;
@@ -371,6 +387,7 @@ struct Fleet {
   std::optional<Device> host;  // the CPU, for offload or CPU-only plans
   bool unified_memory = false;
   SkipLog skipped;
+  std::map<std::string, std::vector<std::string>> derived;  // how figures were derived -> device ids
   std::vector<std::string_view> node_names;  // several nodes: one per node; empty on one machine
   std::optional<Fabric> fabric;
   bool named_hosts = false;
@@ -412,6 +429,42 @@ struct CostModel {
   }
   // Memo of kv_per_layer by degree (a cost model lives for one planning call).
   mutable std::array<std::uint64_t, 65> kv_by_degree{};
+  // KV cache of layers [first, first + count) on one device of a
+  // tensor-parallel group of t: sliding-window and chunked layers hold
+  // min(context, window) tokens (kv_token_prefix), the others the context.
+  // With full_kv_every_layer, every layer at the full context.
+  std::uint64_t kv_layers(std::uint32_t t, std::uint64_t first, std::uint64_t count) const {
+    return full_kv_every_layer ? sat_mul(kv_per_layer(t), count) : kv_read(t, first, count);
+  }
+  // KV bytes a decode step reads in those layers: a windowed layer attends
+  // to (and reads) at most its window, however much is allocated.
+  std::uint64_t kv_read(std::uint32_t t, std::uint64_t first, std::uint64_t count) const {
+    const std::uint64_t tokens = kv_tokens(first, count);
+    if (tokens == count * context) return sat_mul(kv_per_layer(t), count);  // all full-attention layers
+    auto per_token = kv_cache_bytes_per_token_per_layer(arch, kv_type, t);
+    if (!per_token) return 0;
+    return sat_mul(sat_mul(tokens, batch), *per_token);
+  }
+  // KV tokens one sequence keeps in layers [first, first + count).
+  std::uint64_t kv_tokens(std::uint64_t first, std::uint64_t count) const {
+    if (first + count >= kv_token_prefix.size()) return count * context;
+    return kv_token_prefix[first + count] - kv_token_prefix[first];
+  }
+  // Causal (query, key) pairs one sequence's prefill computes in layers
+  // [first, first + count): n^2/2 for a full layer, n w - w^2/2 for one
+  // sliding within w tokens, n c/2 for one chunked into c-token chunks.
+  double attention_pairs(std::uint64_t first, std::uint64_t count) const {
+    const double n = static_cast<double>(context);
+    double pairs = 0;
+    for (std::uint64_t l = first; l < first + count; ++l) {
+      const auto layer = static_cast<std::uint32_t>(l);
+      const double w = l < arch.layers ? static_cast<double>(arch.kv_tokens(layer, context)) : n;
+      if (w >= n) pairs += n * n / 2;
+      else if (arch.layer_attention(layer) == LayerAttention::chunked) pairs += n * w / 2;
+      else pairs += n * w - w * w / 2;
+    }
+    return pairs;
+  }
   std::uint64_t compute_kv_per_layer(std::uint32_t t) const {
     auto per_token = kv_cache_bytes_per_token_per_layer(arch, kv_type, t);
     if (!per_token) return 0;
@@ -426,6 +479,9 @@ struct CostModel {
     return bytes;
   }
   mutable std::array<std::uint64_t, 65> activation_by_degree{};
+  // Prefix sums over layers of the KV tokens each keeps per sequence.
+  std::vector<std::uint64_t> kv_token_prefix;
+  bool full_kv_every_layer = false;  // InferenceSettings::full_kv_every_layer
 };
 
 // A tensor-parallel group: t consecutive members of one domain (views into
@@ -499,8 +555,9 @@ struct PrefillTime {
   std::string bottleneck = "unknown";
 };
 
-Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve);
-Fleet gather(const Machines& machines, QuantizationLevel level, double reserve);
+Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve,
+             const DeviceSpecSet* extra = nullptr);
+Fleet gather(const Machines& machines, QuantizationLevel level, double reserve, const DeviceSpecSet* extra = nullptr);
 std::uint32_t node_of(const Fleet& f, const Stage& st);
 Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch);
 StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head);

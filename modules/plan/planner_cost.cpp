@@ -25,7 +25,7 @@ Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel le
                              std::uint64_t context, std::uint64_t batch) {
   auto layout = weight_layout(model, level);
   if (!layout) return fail(layout.error());
-  CostModel c{model, model.architecture, level, kv_type, context, batch, std::move(*layout), {}, {}, {}, 0, {}, false, {}, {}};
+  CostModel c{model, model.architecture, level, kv_type, context, batch, std::move(*layout), {}, {}, {}, 0, {}, false, {}, {}, {}, false};
   const auto& a = model.architecture;
   const std::uint64_t n = c.layout.layer_bytes.size();
   c.weight_prefix.assign(n + 1, 0);
@@ -70,6 +70,12 @@ Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel le
     c.active_param_prefix[l + 1] = c.active_param_prefix[l] + p;
     c.moe_layer_prefix[l + 1] = c.moe_layer_prefix[l] + (l < a.layers && a.is_moe_layer(static_cast<std::uint32_t>(l)) ? 1 : 0);
   }
+  // KV tokens per sequence by layer: min(context, window) for sliding-window
+  // and chunked layers. A bare parameter count's borrowed shape has none.
+  c.kv_token_prefix.assign(n + 1, 0);
+  for (std::uint64_t l = 0; l < n; ++l)
+    c.kv_token_prefix[l + 1] =
+        c.kv_token_prefix[l] + (l < a.layers ? a.kv_tokens(static_cast<std::uint32_t>(l), context) : context);
   c.head_params = static_cast<double>(a.vocab_size) * static_cast<double>(a.hidden_size) * params_scale;
   return c;
 }

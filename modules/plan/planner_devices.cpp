@@ -68,6 +68,9 @@ std::optional<double> peak_for(const DeviceSpec* spec, ComputeType type) {
 struct DeviceKind {
   const DeviceProfile* sample = nullptr;
   const DeviceSpec* spec = nullptr;
+  // No spec and no bandwidth of its own: figures from its architecture's spec rows.
+  std::optional<DerivedSpec> derived;
+  std::string derived_note;
   QuantizationSupport support;
   ComputeType compute = ComputeType::bf16;
 };
@@ -79,7 +82,7 @@ bool same_kind(const DeviceProfile& a, const DeviceProfile& b) {
          a.architecture == b.architecture && (a.family != Family::cpu || a.properties == b.properties);
 }
 
-Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve) {
+Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve, const DeviceSpecSet* extra) {
   Fleet f;
   const auto devices = registry.devices();
   // Registry ids are "<backend>:<index>": a table by backend and index finds
@@ -105,8 +108,19 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
     if (!kind) {
       DeviceKind k;
       k.sample = &d;
-      k.spec = d.spec_id ? find_spec(*d.spec_id) : nullptr;
-      if (!k.spec) k.spec = match_spec(d);
+      // The built-in table first, then a user file's entries (hypothetical
+      // devices of a user entry carry its id).
+      if (extra) {
+        k.spec = d.spec_id ? find_spec(*d.spec_id, *extra) : nullptr;
+        if (!k.spec) k.spec = match_spec(d, *extra);
+      } else {
+        k.spec = d.spec_id ? find_spec(*d.spec_id) : nullptr;
+        if (!k.spec) k.spec = match_spec(d);
+      }
+      if (!k.spec && d.family != Family::cpu && !(d.memory_bandwidth_gbps && *d.memory_bandwidth_gbps > 0)) {
+        k.derived = derive_spec(d);
+        if (k.derived) k.derived_note = text::cat(d.name.empty() ? std::string("device") : d.name, ": ", k.derived->method());
+      }
       DeviceTraits traits = traits_of(d);
       if (traits.compute_capability.empty() && k.spec) traits.compute_capability = k.spec->compute_capability;
       k.support = quantization_support(level, traits);
@@ -158,9 +172,16 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
       x.bandwidth_reported = true;
     } else if (spec) {
       x.bandwidth_gbps = spec->memory_bandwidth_gbps;
+    } else if (kind->derived) {
+      x.bandwidth_gbps = kind->derived->memory_bandwidth_gbps;
+      x.bandwidth_derived = true;
     }
     x.peak_tflops = peak_for(spec, kind->compute);
     if (spec && spec->fp32_tflops) x.vector_tflops = spec->fp32_tflops;
+    if (!spec && kind->derived) {
+      x.peak_tflops = kind->derived->peak_tflops(kind->compute);
+      f.derived[kind->derived_note].push_back(d.id);
+    }
     f.unified_memory |= d.memory_kind == MemoryKind::unified;
     if (d.index < (1u << 20)) {
       auto& table = by_index[static_cast<std::size_t>(d.backend)];
@@ -279,9 +300,9 @@ std::uint32_t node_of(const Fleet& f, const Stage& st) {
 // node, so the layout search meets a node's domains together and a
 // pipeline fills one node before the next. No host joins: offload to one
 // node's memory does not serve stages on others.
-Fleet gather(const Machines& machines, QuantizationLevel level, double reserve) {
+Fleet gather(const Machines& machines, QuantizationLevel level, double reserve, const DeviceSpecSet* extra) {
   if (!machines.several()) {
-    Fleet f = gather(*machines.registries.front(), level, reserve);
+    Fleet f = gather(*machines.registries.front(), level, reserve, extra);
     if (!machines.names.empty()) f.node_names = machines.names;
     if (f.node_names.size() == 1) f.node_names.clear();
     return f;
@@ -292,7 +313,7 @@ Fleet gather(const Machines& machines, QuantizationLevel level, double reserve) 
   f.named_hosts = machines.named_hosts;
   std::vector<std::unordered_map<std::string_view, std::uint32_t>> index_of(machines.registries.size());
   for (std::uint32_t n = 0; n < machines.registries.size(); ++n) {
-    Fleet one = gather(*machines.registries[n], level, reserve);
+    Fleet one = gather(*machines.registries[n], level, reserve, extra);
     const auto device_offset = static_cast<std::uint32_t>(f.accelerators.size());
     const auto domain_offset = static_cast<std::uint32_t>(f.domains.size());
     for (auto& d : one.accelerators) {
@@ -307,6 +328,10 @@ Fleet gather(const Machines& machines, QuantizationLevel level, double reserve) 
     }
     for (auto& [reason, ids] : one.skipped.by_reason) {
       auto& out = f.skipped.by_reason[reason];
+      for (auto& id : ids) out.push_back(text::cat(machines.names[n], "/", id));
+    }
+    for (auto& [how, ids] : one.derived) {
+      auto& out = f.derived[how];
       for (auto& id : ids) out.push_back(text::cat(machines.names[n], "/", id));
     }
     f.unified_memory |= one.unified_memory;

@@ -40,9 +40,8 @@ bool assign_layers(const CostModel& c, std::uint32_t t, std::vector<Stage>& stag
   const std::uint64_t n = c.layers();
   const std::size_t p = stages.size();
   if (p == 0 || p > n) return false;
-  const std::uint64_t kv = c.kv_per_layer(t);
   const auto cost = [&](std::uint64_t first, std::uint64_t count) {
-    return sat_add(div_up(c.layer_weights(first, count), t), kv * count);
+    return sat_add(div_up(c.layer_weights(first, count), t), c.kv_layers(t, first, count));
   };
   const auto fits_all = [&] {
     for (std::size_t j = 0; j < p; ++j)
@@ -113,7 +112,7 @@ std::optional<Replica> fit_pipeline(const Fleet& f, const CostModel& c, std::uin
 // The shortest prefix of `groups` (from `start`) that holds a replica.
 std::optional<Replica> first_fit(const Fleet& f, const CostModel& c, std::uint32_t t,
                                  const std::vector<const Group*>& groups, std::size_t start) {
-  const std::uint64_t layer_total = sat_add(div_up(c.layer_weights(0, c.layers()), t), c.kv_per_layer(t) * c.layers());
+  const std::uint64_t layer_total = sat_add(div_up(c.layer_weights(0, c.layers()), t), c.kv_layers(t, 0, c.layers()));
   const std::uint64_t need = sat_add(layer_total, div_up(c.layout.embedding_bytes + c.layout.head_bytes, t));
   std::uint64_t have = 0;
   const std::size_t max_stages = std::min<std::size_t>(groups.size() - start, c.layers());
@@ -227,7 +226,7 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
     if (!sp.bandwidth_gbps) return out;
     // Layers in host memory run under llama.cpp's CPU backend whatever drives the accelerators.
     const RuntimeProfile& profile = st.group ? *c.profile : runtime_profile(Runtime::llama_cpp_cpu);
-    const double kv = static_cast<double>(c.kv_per_layer(t)) * static_cast<double>(st.layer_count);
+    const double kv = static_cast<double>(c.kv_read(t, st.first_layer, st.layer_count));
     double bytes = static_cast<double>(c.active_weight_prefix[st.first_layer + st.layer_count] -
                                        c.active_weight_prefix[st.first_layer]) /
                        t +
@@ -240,8 +239,9 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
     const double kv_rereads = profile.kv_read_per_query_head && !a.mla && a.kv_heads > 0
                                   ? static_cast<double>(a.attention_heads) / a.kv_heads - 1.0
                                   : 0.0;
-    const double flops = (2.0 * b * params + 4.0 * b * static_cast<double>(c.context) * static_cast<double>(a.q_width()) *
-                                                 static_cast<double>(st.layer_count)) /
+    // Attention over the tokens each layer keeps: windowed layers attend to fewer.
+    const double flops = (2.0 * b * params + 4.0 * b * static_cast<double>(c.kv_tokens(st.first_layer, st.layer_count)) *
+                                                 static_cast<double>(a.q_width())) /
                          t;
     const double memory_at_peak = bytes / (*sp.bandwidth_gbps * 1e9);
     const double read_at_peak = (bytes + kv * kv_rereads) / (*sp.bandwidth_gbps * 1e9);
@@ -383,7 +383,6 @@ std::optional<Layout> offload(const Fleet& f, const CostModel& c) {
   for (std::uint32_t i = 0; i < f.accelerators.size(); ++i) out.groups.push_back(single(f, i));
   Replica r;
   std::uint64_t next = 0;
-  const std::uint64_t kv = c.kv_per_layer(1);
   const std::uint64_t n = c.layers();
   for (const auto& g : out.groups) {
     if (next >= n) break;
@@ -391,7 +390,7 @@ std::optional<Layout> offload(const Fleet& f, const CostModel& c) {
     if (g.capacity <= fixed) continue;
     const std::uint64_t free = g.capacity - fixed;
     std::uint64_t count = 0;
-    while (next + count < n && sat_add(c.layer_weights(next, count + 1), kv * (count + 1)) <= free) ++count;
+    while (next + count < n && sat_add(c.layer_weights(next, count + 1), c.kv_layers(1, next, count + 1)) <= free) ++count;
     if (count == 0) continue;
     r.stages.push_back(Stage{&g, next, count, false, false});
     next += count;
@@ -399,7 +398,7 @@ std::optional<Layout> offload(const Fleet& f, const CostModel& c) {
   Stage host{nullptr, next, n - next, true, true};
   r.stages.push_back(host);
   const std::uint64_t host_need =
-      sat_add(sat_add(c.layer_weights(next, n - next), kv * (n - next)),
+      sat_add(sat_add(c.layer_weights(next, n - next), c.kv_layers(1, next, n - next)),
               sat_add(c.layout.embedding_bytes + c.layout.head_bytes + c.layout.other_bytes, c.activation(1)));
   out.fits = host_need <= f.host->capacity;
   out.replicas.push_back(std::move(r));
@@ -453,7 +452,7 @@ Layout place(const Fleet& f, const CostModel& c, const InferenceSettings& s) {
     Replica r;
     r.stages.push_back(Stage{nullptr, 0, c.layers(), true, true});
     cpu.replicas.push_back(std::move(r));
-    const std::uint64_t need = sat_add(sat_add(c.layout.total(), c.kv_per_layer(1) * c.layers()), c.activation(1));
+    const std::uint64_t need = sat_add(sat_add(c.layout.total(), c.kv_layers(1, 0, c.layers())), c.activation(1));
     cpu.fits = need <= f.host->capacity;
     return cpu;
   }

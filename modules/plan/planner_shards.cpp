@@ -42,7 +42,7 @@ void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan
       const StageFixed fixed = fixed_for(c, backend, t, communicates && st.group, st.embedding, st.head);
       const std::uint64_t weights =
           sat_add(div_up(c.layer_weights(st.first_layer, st.layer_count), t), sat_add(fixed.embedding, fixed.head));
-      const std::uint64_t kv = c.kv_per_layer(t) * st.layer_count;
+      const std::uint64_t kv = c.kv_layers(t, st.first_layer, st.layer_count);
       const std::uint64_t total = sat_add(sat_add(weights, kv), sat_add(fixed.activation, fixed.overhead));
       for (std::uint32_t k = 0; k < ranks; ++k) {
         const Device& d = st.group ? f.accelerators[st.group->members[k]] : *f.host;
@@ -81,8 +81,10 @@ PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r) {
     const StageSpeed sp = speed_of(f, st);
     if (!sp.peak_tflops || !sp.bandwidth_gbps) return out;
     double params = c.active_param_prefix[st.first_layer + st.layer_count] - c.active_param_prefix[st.first_layer];
-    // Causal attention: QK^T and AV over half the n x n score matrix, 2 FLOPs each.
-    double flops = 2.0 * b * n * params + 2.0 * b * n * n * static_cast<double>(a.q_width()) * static_cast<double>(st.layer_count);
+    // Causal attention: QK^T and AV over the (query, key) pairs, 2 FLOPs each;
+    // sliding-window and chunked layers have fewer pairs.
+    double flops = 2.0 * b * n * params +
+                   4.0 * b * c.attention_pairs(st.first_layer, st.layer_count) * static_cast<double>(a.q_width());
     if (st.head) flops += 2.0 * b * c.head_params;  // logits of the last token only
     flops /= t;
     const RuntimeProfile& profile = st.group ? *c.profile : runtime_profile(Runtime::llama_cpp_cpu);

@@ -40,9 +40,15 @@ std::string_view registry_interconnect_kind(InstanceInterconnect ic) {
 
 // The instance's devices, joined in groups of `group` by an interconnect of
 // `kind` (none when empty).
+// The built-in table's entry, else a user device-spec file's.
+const DeviceSpec* spec_of(std::string_view id, const DeviceSpecSet* extra) {
+  return extra ? find_spec(id, *extra) : find_spec(id);
+}
+
 Result<AcceleratorRegistry> devices_of(const CloudInstanceType& inst, std::string_view kind, std::uint32_t group,
-                                       std::optional<double> bandwidth, std::string_view source) {
-  const DeviceSpec* spec = find_spec(inst.accelerator);
+                                       std::optional<double> bandwidth, std::string_view source,
+                                       const DeviceSpecSet* extra = nullptr) {
+  const DeviceSpec* spec = spec_of(inst.accelerator, extra);
   if (!spec)
     return fail(ErrorKind::invalid_input,
                 text::cat(inst.name, ": unknown accelerator \"", text::excerpt(inst.accelerator), "\""));
@@ -132,14 +138,20 @@ std::string_view to_string(RejectionKind kind) noexcept {
   return "unknown";
 }
 
-Result<AcceleratorRegistry> instance_registry(const CloudInstanceType& inst) {
-  const DeviceSpec* spec = find_spec(inst.accelerator);
+namespace {
+
+Result<AcceleratorRegistry> instance_registry(const CloudInstanceType& inst, const DeviceSpecSet* extra) {
+  const DeviceSpec* spec = spec_of(inst.accelerator, extra);
   std::optional<double> bandwidth;
   if (spec && spec->fabric) bandwidth = spec->fabric->bandwidth_gbps;
   return devices_of(inst, registry_interconnect_kind(inst.interconnect),
                     inst.interconnect_group == 0 ? inst.count : inst.interconnect_group, bandwidth,
-                    text::cat("instance catalogue: ", inst.name, " (", to_string(inst.interconnect), ")"));
+                    text::cat("instance catalogue: ", inst.name, " (", to_string(inst.interconnect), ")"), extra);
 }
+
+}  // namespace
+
+Result<AcceleratorRegistry> instance_registry(const CloudInstanceType& inst) { return instance_registry(inst, nullptr); }
 
 Result<InstanceRecommendation> recommend_instances(const ModelDescription& model, const RecommendOptions& options,
                                                    const InstanceCatalogue& catalogue) {
@@ -164,7 +176,7 @@ Result<InstanceRecommendation> recommend_instances(const ModelDescription& model
     if (!selected(options, inst.provider)) continue;
     InstanceVerdict v;
     v.instance = inst;
-    const DeviceSpec* spec = find_spec(inst.accelerator);
+    const DeviceSpec* spec = spec_of(inst.accelerator, settings.device_specs);
     if (!spec)
       return fail(ErrorKind::invalid_input,
                   text::cat(catalogue.origin, ": ", inst.name, ": unknown accelerator \"", inst.accelerator, "\""));
@@ -184,7 +196,7 @@ Result<InstanceRecommendation> recommend_instances(const ModelDescription& model
       out.rejected.push_back(std::move(v));
       continue;
     }
-    auto registry = instance_registry(inst);
+    auto registry = instance_registry(inst, settings.device_specs);
     if (!registry) return fail(registry.error());
     auto plan = plan_inference(*registry, model, settings);
     if (!plan) {
@@ -219,7 +231,7 @@ Result<InstanceRecommendation> recommend_instances(const ModelDescription& model
                                 : inst.interconnect_group == 0               ? inst.count
                                                                              : inst.interconnect_group;
     if (inst.count > 1 && group < inst.count) {
-      auto pooled = devices_of(inst, "nvswitch", inst.count, std::nullopt, "counterfactual: one fabric");
+      auto pooled = devices_of(inst, "nvswitch", inst.count, std::nullopt, "counterfactual: one fabric", settings.device_specs);
       if (!pooled) return fail(pooled.error());
       auto joined = plan_inference(*pooled, model, settings);
       if (joined && joined->fits) {

@@ -381,11 +381,14 @@ def recommend(
     return Recommendation(json.loads(document))
 
 
-def specs() -> List[Spec]:
-    """The published device specs ``devices=`` accepts (``hwaccel specs``)."""
+def specs(device_specs: Optional[PathLike] = None) -> List[Spec]:
+    """The published device specs ``devices=`` accepts (``hwaccel specs``),
+    then the entries of a user device-spec file (``device_specs``, default
+    ``$HWACCEL_DEVICE_SPECS``), each with ``user_file`` in its fields."""
     import json
 
-    return [Spec(s) for s in json.loads(_native.specs_json())]
+    file = _path(device_specs, "device_specs") or os.environ.get("HWACCEL_DEVICE_SPECS") or None
+    return [Spec(s) for s in json.loads(_native.specs_json(file))]
 
 
 def models() -> List[CatalogueModel]:

@@ -509,7 +509,13 @@ PYBIND11_MODULE(_native, m) {
         },
         py::arg("registry"), py::arg("sample"), py::arg("openmetrics"));
 
-  m.def("specs_json", [] { return device_specs_json(); });
+  m.def(
+      "specs_json",
+      [](const std::optional<std::string>& device_specs) {
+        if (!device_specs) return device_specs_json();
+        return device_specs_json(value_or_raise(read_device_specs(*device_specs), "device_specs"));
+      },
+      py::arg("device_specs") = py::none());
   m.def("models_json", [] { return model_catalogue_json(); });
 
   m.def("capture",

@@ -1,8 +1,10 @@
 // Fuzz targets for the files hwaccel's planning reads: Hugging Face
 // config.json, GGUF headers, safetensors headers, and a user's instance
-// catalogue (hwaccel recommend --catalogue).
+// catalogue (hwaccel recommend --catalogue); and the Hugging Face repo ids
+// `--model org/name` takes, which become paths in the hub cache.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -73,6 +75,31 @@ void safetensors(std::string_view, std::string_view input, Findings& findings) {
   const auto model = read_safetensors(*path);
   if (!model) return;
   check_model(*model, findings, "safetensors: a model without parameters");
+}
+
+void hf_repo_id(std::string_view, std::string_view input, Findings& findings) {
+  const auto id = parse_hf_repo_id(input);
+  if (!id) {
+    findings.check(id.error().kind == ErrorKind::invalid_input, "hf repo id: a rejection that is not invalid_input");
+    return;
+  }
+  // What is accepted can only name a folder directly below the cache root and
+  // a file directly below refs/: one plain component each.
+  const auto plain = [](std::string_view part) {
+    return !part.empty() && part != "." && part != ".." && part.find("..") == std::string_view::npos &&
+           std::all_of(part.begin(), part.end(), [](char c) {
+             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                    c == '-';
+           });
+  };
+  findings.check(plain(id->org) && plain(id->name) && plain(id->revision), "hf repo id: a part that is not a plain name");
+  findings.check(plain(id->cache_folder()), "hf repo id: a cache folder that is not a plain name");
+  findings.check(id->org.find("--") == std::string::npos && id->name.find("--") == std::string::npos,
+                 "hf repo id: \"--\" in a part makes the cache folder ambiguous");
+  const std::string again = id->revision_given ? id->repo() + "@" + id->revision : id->repo();
+  findings.check(again == input, "hf repo id: does not spell the input back");
+  const auto reparsed = parse_hf_repo_id(again);
+  findings.check(reparsed && *reparsed == *id, "hf repo id: not stable when parsed again");
 }
 
 void instance_catalogue(std::string_view, std::string_view input, Findings& findings) {

@@ -23,6 +23,7 @@ inline constexpr std::string_view common_help_footer =
     "  HWACCEL_BACKENDS   comma list of backends to run when --backends is not given\n"
     "  NO_COLOR           when set and not empty, --table output has no colours\n"
     "  HWACCEL_INSTANCE_CATALOGUE  instance catalogue file for `hwaccel recommend` (--catalogue wins)\n"
+    "  HWACCEL_DEVICE_SPECS  device-spec file for `hwaccel specs`, plan, train, recommend (--device-specs wins)\n"
     "  HWACCEL_LOG        diagnostic events on stderr: warn, info, debug or trace (-v, -vv, -vvv win)\n"
     "\n"
     "Exit status:\n"

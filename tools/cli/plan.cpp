@@ -32,6 +32,7 @@ struct PlanArgs {
   bool no_offload = false;
   std::string fixture;
   std::string devices;
+  std::string device_specs;
   std::uint32_t nodes = 0;
   std::string fleet;
   std::string hosts;
@@ -217,6 +218,9 @@ int run_plan(const PlanArgs& a) {
   }
 
   settings.expert_parallel = a.expert_parallel;
+  const auto device_specs = device_specs_option("plan", a.device_specs);
+  if (!device_specs) return exit_failure;
+  if (!device_specs->empty()) settings.device_specs = &*device_specs;
   std::optional<Fabric> fabric;
   if (!fabric_option("plan", a.fabric, fabric)) return exit_usage;
   BusyDevices busy;
@@ -274,7 +278,7 @@ int run_plan(const PlanArgs& a) {
     plan = plan_inference(*cluster, model, settings);
   } else {
     int failure = exit_failure;
-    auto cluster = planning_cluster("plan", a.devices, a.fixture, a.nodes, failure);
+    auto cluster = planning_cluster("plan", a.devices, a.fixture, a.nodes, failure, *device_specs);
     if (!cluster) return failure;
     cluster->fabric = fabric;
     plan = plan_inference(*cluster, model, settings);
@@ -341,6 +345,7 @@ Command add_plan_command(CLI::App& app) {
                                   "Plan for hypothetical devices, e.g. 8xH100-SXM-80GB or 2xRTX-4090+1xRTX-3090 (see "
                                   "`hwaccel specs`), or nodes of them: 2x(8xH100-SXM-80GB)");
   fixture->excludes(devices);
+  add_device_specs_option(cmd, args->device_specs);
   auto* nodes = cmd->add_option("--nodes", args->nodes, "Plan over N nodes like this machine (or the fixture, or --devices)")
                     ->check(CLI::Range(1u, max_cluster_nodes));
   auto* fleet = cmd->add_option("--fleet", args->fleet, "Plan over the nodes of a fleet document (`hwaccel fleet scan`)")

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -18,13 +19,36 @@
 
 namespace hwaccel::cli {
 
+/// The user device specs a planning command reads: --device-specs FILE,
+/// else $HWACCEL_DEVICE_SPECS, else none (an empty set: the built-in table
+/// alone). On failure prints "hwaccel COMMAND: device specs: why" and returns
+/// nothing (exit 1, as for an unreadable instance catalogue).
+inline std::optional<DeviceSpecSet> device_specs_option(std::string_view command, const std::string& option) {
+  std::string file = option;
+  if (file.empty())
+    if (const char* env = std::getenv("HWACCEL_DEVICE_SPECS"); env && *env) file = env;
+  if (file.empty()) return DeviceSpecSet();
+  auto set = read_device_specs(file);
+  if (set) return std::move(*set);
+  std::cerr << "hwaccel " << command << ": device specs: " << set.error().message << "\n";
+  return std::nullopt;
+}
+
+/// Registers --device-specs on `cmd`.
+inline void add_device_specs_option(CLI::App* cmd, std::string& file) {
+  cmd->add_option("--device-specs", file,
+                  "JSON file of devices the built-in spec table lacks, for --devices and for matching detected devices "
+                  "(default: $HWACCEL_DEVICE_SPECS; format in docs/planning.md, \"Device specs\")");
+}
+
 /// The registry to plan on; on failure prints "hwaccel COMMAND: ..." and
 /// sets `exit_code` (2 for a bad --devices list, 1 for a fixture that does
-/// not replay).
+/// not replay). --devices names may be `extra`'s entries as well as the table's.
 inline std::optional<AcceleratorRegistry> planning_registry(std::string_view command, const std::string& devices,
-                                                            const std::string& fixture_dir, int& exit_code) {
+                                                            const std::string& fixture_dir, int& exit_code,
+                                                            const DeviceSpecSet& extra = DeviceSpecSet()) {
   if (!devices.empty()) {
-    auto r = hypothetical_registry(devices);
+    auto r = hypothetical_registry(devices, extra);
     if (r) return std::move(*r);
     std::cerr << "hwaccel " << command << ": --devices: " << r.error().message << "\n";
     exit_code = exit_usage;
@@ -45,7 +69,8 @@ inline std::optional<AcceleratorRegistry> planning_registry(std::string_view com
 /// gives. A cluster of one node plans exactly as its registry. On failure
 /// prints why and sets `exit_code` (2 for bad --devices or --nodes).
 inline std::optional<Cluster> planning_cluster(std::string_view command, const std::string& devices,
-                                               const std::string& fixture_dir, std::uint32_t nodes, int& exit_code) {
+                                               const std::string& fixture_dir, std::uint32_t nodes, int& exit_code,
+                                               const DeviceSpecSet& extra = DeviceSpecSet()) {
   if (devices.find('(') != std::string::npos) {
     if (nodes > 1) {
       std::cerr << "hwaccel " << command << ": --nodes copies one node; --devices already names the nodes\n";
@@ -58,7 +83,7 @@ inline std::optional<Cluster> planning_cluster(std::string_view command, const s
     exit_code = exit_usage;
     return std::nullopt;
   }
-  auto registry = planning_registry(command, devices, fixture_dir, exit_code);
+  auto registry = planning_registry(command, devices, fixture_dir, exit_code, extra);
   if (!registry) return std::nullopt;
   auto cluster = Cluster::replicate(*registry, std::max<std::uint32_t>(nodes, 1));
   if (cluster) return std::move(*cluster);

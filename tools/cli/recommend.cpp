@@ -27,6 +27,7 @@ struct RecommendArgs {
   SequenceOptions sequence;
   std::string providers;
   std::string catalogue;
+  std::string device_specs;
   std::size_t top = 5;
   std::uint32_t max_instances = 1;
   bool json = false;
@@ -122,11 +123,15 @@ int run_recommend(const RecommendArgs& a) {
     return exit_usage;
   }
 
+  // A user catalogue may name devices of a user device-spec file.
+  const auto device_specs = device_specs_option("recommend", a.device_specs);
+  if (!device_specs) return exit_failure;
+  if (!device_specs->empty()) settings.device_specs = &*device_specs;
   // --catalogue, else $HWACCEL_INSTANCE_CATALOGUE, else the built-in one.
   std::string file = a.catalogue;
   if (file.empty())
     if (const char* env = std::getenv("HWACCEL_INSTANCE_CATALOGUE"); env && *env) file = env;
-  auto catalogue = file.empty() ? builtin_instance_catalogue() : read_instance_catalogue(file);
+  auto catalogue = file.empty() ? builtin_instance_catalogue() : read_instance_catalogue(file, *device_specs);
   if (!catalogue) {
     std::cerr << "hwaccel recommend: catalogue: " << catalogue.error().message << "\n";
     return exit_failure;
@@ -168,6 +173,7 @@ Command add_recommend_command(CLI::App& app) {
   cmd->add_option("--catalogue", args->catalogue,
                   "Instance catalogue file replacing the built-in one (default: $HWACCEL_INSTANCE_CATALOGUE, else "
                   "built in; format in docs/planning.md)");
+  add_device_specs_option(cmd, args->device_specs);
   cmd->add_option("--max-instances", args->max_instances,
                   "A model too large for one instance may span up to N of the same type (a multi-node plan)")
       ->check(CLI::Range(1u, 4096u));

@@ -1,4 +1,5 @@
-// `hwaccel specs`: the published device specs `--devices` accepts.
+// `hwaccel specs`: the published device specs `--devices` accepts, and the
+// entries of a user device-spec file.
 #include "commands.hpp"
 
 #include <fmt/format.h>
@@ -10,40 +11,56 @@
 
 import hwaccel;
 
+#include "planning_registry.hpp"
+
 namespace hwaccel::cli {
 namespace {
 
+struct SpecsArgs {
+  bool json = false;
+  std::string device_specs;
+};
+
 std::string optional_number(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
 
-int run_specs(bool json_output) {
-  if (json_output) {
-    std::cout << device_specs_json() << "\n";
+std::string spec_line(const DeviceSpec& s, bool from_file) {
+  std::string fabric = "PCIe only";
+  if (s.fabric)
+    fabric = fmt::format("{} {} x {}", s.fabric->kind,
+                         s.fabric->bandwidth_gbps ? fmt::format("{:g}", *s.fabric->bandwidth_gbps) : "?",
+                         s.fabric->domain_size);
+  return fmt::format("{:<16} {:<17} {:>8} {:>9g} {:>9} {:>9} {:>9}  {}{}\n", s.name, s.id, bytes_text(s.memory_bytes),
+                     s.memory_bandwidth_gbps, optional_number(s.bf16_tflops), optional_number(s.fp16_tflops),
+                     optional_number(s.fp8_tflops), fabric, from_file ? "  [file]" : "");
+}
+
+int run_specs(const SpecsArgs& a) {
+  const auto extra = device_specs_option("specs", a.device_specs);
+  if (!extra) return exit_failure;
+  if (a.json) {
+    std::cout << device_specs_json(*extra) << "\n";
     return 0;
   }
   std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9} {:>9} {:>9} {:>9}  {}\n", "NAME", "ID", "MEMORY", "GB/s",
                            "BF16 TF", "FP16 TF", "FP8 TF", "FABRIC (GB/s per direction x domain)");
-  for (const auto& s : device_specs()) {
-    std::string fabric = "PCIe only";
-    if (s.fabric)
-      fabric = fmt::format("{} {} x {}", s.fabric->kind,
-                           s.fabric->bandwidth_gbps ? fmt::format("{:g}", *s.fabric->bandwidth_gbps) : "?",
-                           s.fabric->domain_size);
-    std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9g} {:>9} {:>9} {:>9}  {}\n", s.name, s.id,
-                             bytes_text(s.memory_bytes), s.memory_bandwidth_gbps, optional_number(s.bf16_tflops),
-                             optional_number(s.fp16_tflops), optional_number(s.fp8_tflops), fabric);
-  }
+  for (const auto& s : device_specs()) std::cout << spec_line(s, false);
+  for (const auto& s : extra->specs()) std::cout << spec_line(s, true);
   std::cout << "\nDense datasheet figures, per device. Use a NAME with --devices, e.g. "
                "`hwaccel plan --model llama-3.1-70b --devices 8xH100-SXM-80GB`.\n";
-  return 0;
+  if (!extra->empty())
+    std::cout << "[file]: from " << extra->origin() << " (--device-specs or $HWACCEL_DEVICE_SPECS), not the built-in table.\n";
+  std::cout.flush();
+  return std::cout.good() ? 0 : exit_failure;
 }
 
 }  // namespace
 
 Command add_specs_command(CLI::App& app) {
-  auto json = std::make_shared<bool>(false);
+  auto args = std::make_shared<SpecsArgs>();
   auto* cmd = app.add_subcommand("specs", "List the published device specs `--devices` accepts");
-  cmd->add_flag("--json", *json, "JSON output");
-  return {cmd, [json] { return run_specs(*json); }};
+  cmd->add_flag("--json", args->json, "JSON output");
+  add_device_specs_option(cmd, args->device_specs);
+  return {cmd, [args] { return run_specs(*args); }};
 }
 
 }  // namespace hwaccel::cli

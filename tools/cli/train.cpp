@@ -56,6 +56,7 @@ struct TrainArgs {
   double reserve = 0.10;
   std::string fixture;
   std::string devices;
+  std::string device_specs;
   std::uint32_t nodes = 1;
   bool json = false;
   bool human = false;
@@ -251,8 +252,12 @@ int run_train(const TrainArgs& a) {
     aux.reward = std::move(*m);
   }
 
+  // Training sizes memory only: a user entry's figures matter for --devices
+  // (its memory size), not for matching detected devices, which report theirs.
+  const auto device_specs = device_specs_option("train", a.device_specs);
+  if (!device_specs) return exit_failure;
   int failure = exit_failure;
-  auto cluster = planning_cluster("train", a.devices, a.fixture, a.nodes, failure);
+  auto cluster = planning_cluster("train", a.devices, a.fixture, a.nodes, failure, *device_specs);
   if (!cluster) return failure;
   auto estimate = plan_training(*cluster, model, s, aux);
   if (!estimate) {
@@ -309,6 +314,7 @@ Command add_train_command(CLI::App& app) {
   auto* fixture = cmd->add_option("--fixture", args->fixture, "Check against a captured machine (fixture folder)")->check(CLI::ExistingDirectory);
   auto* devices = cmd->add_option("--devices", args->devices, "Check against hypothetical devices, e.g. 8xH100-SXM-80GB (see `hwaccel specs`), or nodes of them: 4x(8xH100-SXM-80GB)");
   fixture->excludes(devices);
+  add_device_specs_option(cmd, args->device_specs);
   cmd->add_option("--nodes", args->nodes, "Check against N nodes like this machine, the fixture or --devices")
       ->check(CLI::Range(1u, max_cluster_nodes));
   auto* json_flag = cmd->add_flag("--json", args->json, "JSON output");

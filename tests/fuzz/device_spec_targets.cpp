@@ -1,0 +1,48 @@
+// Fuzz target for user device-spec files (hwaccel specs/plan/train/recommend
+// --device-specs, $HWACCEL_DEVICE_SPECS).
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fuzz_support.hpp"
+
+import hwaccel;
+
+namespace hwaccel::fuzz {
+
+void device_specs(std::string_view, std::string_view input, Findings& findings) {
+  const auto set = parse_device_specs(input, "fuzz");
+  if (!set) {
+    findings.check(!set.error().message.empty(), "device specs: an error without a message");
+    return;
+  }
+  findings.check(!set->empty(), "device specs: an accepted file without devices");
+  for (const auto& s : set->specs()) {
+    findings.check(s.memory_bytes > 0 && s.memory_bytes <= (16ull << 40), "device specs: memory out of range");
+    findings.check(std::isfinite(s.memory_bandwidth_gbps) && s.memory_bandwidth_gbps > 0 &&
+                       s.memory_bandwidth_gbps <= 100000,
+                   "device specs: bandwidth out of range");
+    for (auto type : {ComputeType::fp32, ComputeType::bf16, ComputeType::fp16, ComputeType::fp8, ComputeType::int8})
+      if (const auto p = s.peak_tflops(type))
+        findings.check(std::isfinite(*p) && *p > 0 && *p <= 100000, "device specs: a throughput out of range");
+    findings.check(find_spec(s.id) == nullptr, "device specs: an entry that is a built-in id");
+    findings.check(find_spec(s.id, *set) == &s, "device specs: an entry its own id does not find");
+    findings.check(find_spec(s.name, *set) == &s, "device specs: an entry its own name does not find");
+    findings.check(set->contains(&s), "device specs: an entry the set does not contain");
+    // What --devices makes of it, and the matcher and the derivation on such a device.
+    if (set->specs().size() <= 16) {
+      const auto registry = hypothetical_registry(text::cat("2x", s.name), *set);
+      if (findings.check(registry.has_value(), "device specs: an entry --devices cannot name")) {
+        for (const auto& d : registry->devices()) {
+          (void)match_spec(d, *set);
+          (void)derive_spec(d);
+        }
+      }
+    }
+  }
+  const std::string json = device_specs_json(*set);
+  findings.check(json.size() > 2 && json.front() == '[' && json.back() == ']', "device specs: JSON that is not an array");
+}
+
+}  // namespace hwaccel::fuzz
