@@ -15,10 +15,10 @@ module hwaccel.plan;
 namespace hwaccel {
 namespace {
 
-constexpr std::array<Runtime, 9> runtimes = {
-    Runtime::llama_cpp_cuda, Runtime::llama_cpp_rocm, Runtime::llama_cpp_metal,
-    Runtime::llama_cpp_vulkan, Runtime::llama_cpp_cpu, Runtime::mlx,
-    Runtime::vllm, Runtime::sglang, Runtime::trtllm,
+constexpr std::array<Runtime, 10> runtimes = {
+    Runtime::llama_cpp_cuda, Runtime::llama_cpp_rocm, Runtime::llama_cpp_metal, Runtime::llama_cpp_vulkan,
+    Runtime::llama_cpp_cpu,  Runtime::mlx,            Runtime::vllm,            Runtime::sglang,
+    Runtime::trtllm,         Runtime::vllm_rocm,
 };
 
 #include "runtime_profiles.inc"
@@ -68,7 +68,7 @@ Runtime default_runtime(Backend backend, QuantizationLevel level) noexcept {
   const bool gguf = info(level).family == QuantizationFamily::gguf;
   switch (backend) {
     case Backend::cuda: return gguf ? Runtime::llama_cpp_cuda : Runtime::vllm;
-    case Backend::rocm: return gguf ? Runtime::llama_cpp_rocm : Runtime::vllm;
+    case Backend::rocm: return gguf ? Runtime::llama_cpp_rocm : Runtime::vllm_rocm;
     case Backend::apple: return gguf ? Runtime::llama_cpp_metal : Runtime::mlx;
     case Backend::cpu: return Runtime::llama_cpp_cpu;
     default: return gguf ? Runtime::llama_cpp_vulkan : Runtime::vllm;

@@ -25,6 +25,7 @@ enum class Runtime : std::uint8_t {
   vllm,
   sglang,
   trtllm,
+  vllm_rocm,  ///< vLLM on AMD GPUs: its own profile, fitted on its own measurements
 };
 
 /// "llama.cpp-cuda", "vllm", ...: the name `--runtime` takes.
@@ -85,7 +86,7 @@ std::span<const RuntimeProfile> runtime_profiles() noexcept;
 /// The runtime a plan assumes when none is given: llama.cpp on the
 /// device's backend for GGUF levels (Vulkan for GPUs it has no native
 /// backend for), MLX for other levels on Apple GPUs, llama.cpp on the CPU
-/// for CPU-only plans, vLLM otherwise.
+/// for CPU-only plans, vLLM on ROCm for AMD GPUs, vLLM otherwise.
 Runtime default_runtime(Backend backend, QuantizationLevel level) noexcept;
 
 /// One published (or a user's own) measurement of single-sequence decode

@@ -251,6 +251,9 @@ def plan(
     nodes: int = 1,
     fabric: Optional[str] = None,
     expert_parallel: bool = False,
+    runtime: Optional[str] = None,
+    input_len: int = 0,
+    output_len: int = 0,
 ) -> Plan:
     """How a model runs: quantization, memory, sharding, throughput, launch
     flags (``hwaccel plan``). The model is a catalogue id, a path (config.json,
@@ -259,7 +262,10 @@ def plan(
     or nodes of them, ``"2x(8xH100-SXM-80GB)"``), a ``fixture``, a
     ``registry``, or else this machine; ``nodes`` copies that node, ``fabric``
     (``"ib-8x400g"``) joins several nodes, and ``expert_parallel`` spreads a
-    MoE model's experts over each tensor-parallel group."""
+    MoE model's experts over each tensor-parallel group. ``runtime``
+    (``"llama.cpp-cuda"``, ``"vllm"``, ...) picks the speed profile, and
+    ``input_len`` with ``output_len`` gives a server's throughput, TTFT and
+    TPOT for ``batch`` requests of that shape (``throughput["serving"]``)."""
     cluster = devices if devices is not None and "(" in devices else None
     native_registry = None if cluster is not None else _planning_registry(devices, fixture, registry)
     if cluster is not None and (fixture is not None or registry is not None):
@@ -279,6 +285,9 @@ def plan(
         nodes=nodes,
         fabric=fabric,
         expert_parallel=expert_parallel,
+        runtime=runtime,
+        input_len=input_len,
+        output_len=output_len,
     )
     import json
 

@@ -91,6 +91,9 @@ def plan(
     nodes: int = ...,
     fabric: Optional[str] = ...,
     expert_parallel: bool = ...,
+    runtime: Optional[str] = ...,
+    input_len: int = ...,
+    output_len: int = ...,
 ) -> str: ...
 def train(registry: Registry, model: Union[str, int], options: Dict[str, Any]) -> str: ...
 def recommend(

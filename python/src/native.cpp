@@ -327,7 +327,7 @@ PYBIND11_MODULE(_native, m) {
            std::int64_t context, std::int64_t batch, std::optional<std::string> kv_dtype, double reserve,
            const std::string& objective, std::optional<std::string> formats, bool offload, bool pretty,
            std::optional<std::string> cluster_spec, std::int64_t nodes, std::optional<std::string> fabric,
-           bool expert_parallel) {
+           bool expert_parallel, std::optional<std::string> runtime, std::int64_t input_len, std::int64_t output_len) {
           const ModelDescription model = model_argument("model", model_arg);
           InferenceSettings s = inference_settings({std::move(quant), context, batch, std::move(kv_dtype), reserve});
           if (objective == "throughput") s.objective = PlanObjective::throughput;
@@ -340,6 +340,13 @@ PYBIND11_MODULE(_native, m) {
           }
           s.allow_cpu_offload = offload;
           s.expert_parallel = expert_parallel;
+          if (runtime) s.runtime = value_or_raise(parse_runtime(*runtime), "runtime");
+          if ((input_len > 0) != (output_len > 0)) raise_argument("output_len", "give input_len and output_len together");
+          if (output_len > 0) {
+            s.input_tokens = static_cast<std::uint64_t>(count_argument("input_len", input_len, 1, std::int64_t{1} << 24));
+            s.output_tokens = static_cast<std::uint64_t>(count_argument("output_len", output_len, 1, std::int64_t{1} << 24));
+            s.context = s.input_tokens + s.output_tokens;
+          }
           if (auto v = s.validate(model); !v) raise(v.error());
           // Several nodes: a cluster of hypothetical nodes, or copies of the registry.
           std::optional<Cluster> cluster;
@@ -363,7 +370,8 @@ PYBIND11_MODULE(_native, m) {
         py::arg("registry").none(true), py::arg("model"), py::arg("quant"), py::arg("context"), py::arg("batch"),
         py::arg("kv_dtype"), py::arg("reserve"), py::arg("objective"), py::arg("formats"), py::arg("offload"),
         py::arg("pretty") = false, py::arg("cluster") = py::none(), py::arg("nodes") = 1, py::arg("fabric") = py::none(),
-        py::arg("expert_parallel") = false);
+        py::arg("expert_parallel") = false, py::arg("runtime") = py::none(), py::arg("input_len") = 0,
+        py::arg("output_len") = 0);
 
   m.def("train",
         [](const AcceleratorRegistry& registry, const py::object& model_arg, const py::dict& o) {
