@@ -19,7 +19,7 @@ constexpr LatentAttention deepseek_mla{.q_lora_rank = 1536, .kv_lora_rank = 512,
 // defaults of CatalogueEntry (no experts, no MLA, RMSNorm, untied).
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
-constexpr std::array<CatalogueEntry, 63> catalogue = {{
+constexpr std::array<CatalogueEntry, 68> catalogue = {{
     {.id = "llama-2-7b", .display_name = "Llama 2 7B", .hf_repo = "meta-llama/Llama-2-7b-hf", .family = "llama",
      .layers = 32, .hidden_size = 4096, .attention_heads = 32, .kv_heads = 32, .head_dim = 128,
      .intermediate_size = 11008, .vocab_size = 32000, .max_context = 4096, .aliases = "llama2-7b",
@@ -366,6 +366,38 @@ constexpr std::array<CatalogueEntry, 63> catalogue = {{
      .aliases = "smollm3",
      .source = "https://huggingface.co/HuggingFaceTB/SmolLM3-3B/blob/main/config.json (every fourth layer skips "
                "RoPE, which changes no weight)"},
+    {.id = "mistral-small-3.1-24b", .display_name = "Mistral Small 3.1 24B",
+     .hf_repo = "mistralai/Mistral-Small-3.1-24B-Base-2503", .family = "mistral3", .layers = 40,
+     .hidden_size = 5120, .attention_heads = 32, .kv_heads = 8, .head_dim = 128, .intermediate_size = 32768,
+     .vocab_size = 131072, .max_context = 131072, .aliases = "mistral-small-24b|mistral-small-3.1",
+     .source = "https://huggingface.co/mistralai/Mistral-Small-3.1-24B-Base-2503/blob/main/config.json (text_config; "
+               "the language model only, the Pixtral vision encoder and projector aside; head_dim 128 with 32 heads "
+               "is narrower than the 5120 width; values as TensorRT-LLM's Mistral Small 3.1 test fixture copies them)"},
+    {.id = "mistral-large-2", .display_name = "Mistral Large 2 (2407)",
+     .hf_repo = "mistralai/Mistral-Large-Instruct-2407", .family = "mistral", .layers = 88, .hidden_size = 12288,
+     .attention_heads = 96, .kv_heads = 8, .head_dim = 128, .intermediate_size = 28672, .vocab_size = 32768,
+     .max_context = 131072,
+     .aliases = "mistral-large-2407|mistral-large-123b",
+     .source = "https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json (a gated "
+               "repository: values as litgpt's model table copies this file)"},
+    {.id = "phi-4", .display_name = "Phi-4", .hf_repo = "microsoft/phi-4", .family = "phi3", .layers = 40,
+     .hidden_size = 5120, .attention_heads = 40, .kv_heads = 10, .head_dim = 128, .intermediate_size = 17920,
+     .vocab_size = 100352, .max_context = 16384, .aliases = "phi4|phi-4-14b",
+     .source = "https://huggingface.co/microsoft/phi-4/blob/main/config.json (sliding_window null)"},
+    {.id = "phi-4-mini", .display_name = "Phi-4-mini", .hf_repo = "microsoft/Phi-4-mini-instruct", .family = "phi3",
+     .layers = 32, .hidden_size = 3072, .attention_heads = 24, .kv_heads = 8, .head_dim = 128,
+     .intermediate_size = 8192, .vocab_size = 200064, .tied_embeddings = true, .max_context = 131072,
+     .aliases = "phi4-mini",
+     .source = "https://huggingface.co/microsoft/Phi-4-mini-instruct/blob/main/config.json (the LM head shares the "
+               "embedding; partial RoPE, which changes no weight)"},
+    {.id = "falcon-180b", .display_name = "Falcon 180B", .hf_repo = "tiiuae/falcon-180B", .family = "falcon",
+     .layers = 80, .hidden_size = 14848, .attention_heads = 232, .kv_heads = 8, .head_dim = 64,
+     .intermediate_size = 59392, .vocab_size = 65024, .tied_embeddings = true, .gated_ffn = false,
+     .norm_bias = true, .max_context = 2048,
+     .source = "https://huggingface.co/tiiuae/falcon-180B/blob/main/config.json (a gated repository: values as "
+               "TensorRT-LLM's performance guide copies them; the architecture of Falcon 40B: "
+               "new_decoder_architecture, parallel attention and a 4 x hidden GELU MLP from two LayerNorms with "
+               "biases, num_kv_heads 8, the LM head sharing the embedding)"},
 }};
 #pragma clang diagnostic pop
 

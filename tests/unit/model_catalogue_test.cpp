@@ -78,6 +78,16 @@ constexpr Card cards[] = {
     {"olmo-2-13b", 13.7, 0.03},
     // https://huggingface.co/HuggingFaceTB/SmolLM3-3B ("a 3B parameter language model"; 3.08B on the page)
     {"smollm3-3b", 3.08, 0.03},
+    // https://huggingface.co/mistralai/Mistral-Small-3.1-24B-Base-2503 ("24 billion parameters", which counts the
+    // vision encoder too: the language model alone is 23.57B)
+    {"mistral-small-3.1-24b", 24, 0.03},
+    // https://huggingface.co/mistralai/Mistral-Large-Instruct-2407 ("123B")
+    {"mistral-large-2", 123, 0.03},
+    // https://huggingface.co/microsoft/phi-4 ("14B parameters"; 14.7B on the page), Phi-4-mini-instruct ("3.8B")
+    {"phi-4", 14.7, 0.03},
+    {"phi-4-mini", 3.8, 0.03},
+    // https://huggingface.co/tiiuae/falcon-180B ("a 180B parameters causal decoder-only model")
+    {"falcon-180b", 180, 0.03},
 };
 
 double billions(std::uint64_t n) { return static_cast<double>(n) / 1e9; }
@@ -215,6 +225,13 @@ TEST(ModelCatalogue, FalconIsANonGatedLayerNormModel) {
   // matrices) and two LayerNorms with biases; plus the tied embedding and the final LayerNorm.
   const std::uint64_t layer = 8192ull * (128 + 16) * 64 + 8192ull * 8192 + 2ull * 8192 * 32768 + 4ull * 8192;
   EXPECT_EQ(catalogue_model("falcon-40b")->parameters, 60 * layer + 65024ull * 8192 + 2 * 8192);
+  // Falcon 180B: the same layout at 14848 wide, 232 query heads of 64 and 8 KV heads, 80 layers.
+  const auto big = catalogue_model("falcon-180b")->architecture;
+  EXPECT_FALSE(big.gated_ffn);
+  EXPECT_TRUE(big.tied_embeddings);
+  const std::uint64_t big_layer =
+      14848ull * (232 + 16) * 64 + 14848ull * 14848 + 2ull * 14848 * 59392 + 4ull * 14848;
+  EXPECT_EQ(catalogue_model("falcon-180b")->parameters, 80 * big_layer + 65024ull * 14848 + 2 * 14848);
 }
 
 }  // namespace
