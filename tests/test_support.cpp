@@ -2,12 +2,14 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <cstring>
 
 namespace hwaccel::testing {
 
@@ -189,6 +191,26 @@ fs::path shared_capture(std::string_view relative) {
   const fs::path p = shared_fixtures_root() / std::string(relative);
   std::error_code ec;
   return fs::exists(p, ec) ? p : fs::path();
+}
+
+std::filesystem::path write_safetensors(const std::filesystem::path& path, const std::vector<SafetensorsTensor>& tensors) {
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+  std::uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    std::uint64_t n = t.dtype == "F32" || t.dtype == "I32" ? 4 : t.dtype == "F8_E4M3" ? 1 : 2;
+    for (auto d : t.shape) n *= d;
+    header += ",\"" + t.name + "\":{\"dtype\":\"" + t.dtype + "\",\"shape\":[";
+    for (std::size_t i = 0; i < t.shape.size(); ++i) header += (i ? "," : "") + std::to_string(t.shape[i]);
+    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + n) + "]}";
+    offset += n;
+  }
+  header += "}";
+  std::string bytes(8, '\0');
+  const std::uint64_t len = header.size();
+  std::memcpy(bytes.data(), &len, 8);
+  write_file(path, bytes + header);
+  std::filesystem::resize_file(path, 8 + header.size() + offset);
+  return path;
 }
 
 }  // namespace hwaccel::testing

@@ -2,6 +2,7 @@
 // paths of the fixture trees. No module types here (included before imports).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -88,5 +89,16 @@ class FixtureBuilder {
 /// A file or folder of the shared real captures; empty when they are not
 /// available (callers GTEST_SKIP with the returned path in the message).
 std::filesystem::path shared_capture(std::string_view relative);
+
+/// One tensor of a safetensors file write_safetensors makes.
+struct SafetensorsTensor {
+  std::string name;
+  std::string dtype = "BF16";  ///< "BF16", "F16", "F32", "I32", "F8_E4M3"
+  std::vector<std::uint64_t> shape;
+};
+
+/// Writes a safetensors file with these tensors' header and zero-filled
+/// (sparse) data, as the readers see a real checkpoint; returns `path`.
+std::filesystem::path write_safetensors(const std::filesystem::path& path, const std::vector<SafetensorsTensor>& tensors);
 
 }  // namespace hwaccel::testing

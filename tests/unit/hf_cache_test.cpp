@@ -57,38 +57,18 @@ class ScopedEnv {
 };
 
 // HF_HUB_CACHE = root, every other variable that could name a cache unset.
-ScopedEnv* hub_cache_env(const fs::path& root) {
-  return new ScopedEnv{{"HF_HUB_CACHE", root.string()},
-                       {"HUGGINGFACE_HUB_CACHE", std::nullopt},
-                       {"HF_HOME", std::nullopt},
-                       {"XDG_CACHE_HOME", std::nullopt}};
+std::unique_ptr<ScopedEnv> hub_cache_env(const fs::path& root) {
+  return std::make_unique<ScopedEnv>(
+      std::initializer_list<std::pair<const char*, std::optional<std::string>>>{{"HF_HUB_CACHE", root.string()},
+                                                                               {"HUGGINGFACE_HUB_CACHE", std::nullopt},
+                                                                               {"HF_HOME", std::nullopt},
+                                                                               {"XDG_CACHE_HOME", std::nullopt}});
 }
 
 // --- model files --------------------------------------------------------------
 
-struct StTensor {
-  std::string name;
-  std::vector<std::uint64_t> shape;  // BF16
-};
-
-void write_safetensors(const fs::path& path, const std::vector<StTensor>& tensors) {
-  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
-  std::uint64_t offset = 0;
-  for (const auto& t : tensors) {
-    std::uint64_t n = 2;
-    for (auto d : t.shape) n *= d;
-    header += ",\"" + t.name + "\":{\"dtype\":\"BF16\",\"shape\":[";
-    for (std::size_t i = 0; i < t.shape.size(); ++i) header += (i ? "," : "") + std::to_string(t.shape[i]);
-    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + n) + "]}";
-    offset += n;
-  }
-  header += "}";
-  std::string bytes(8, '\0');
-  const std::uint64_t len = header.size();
-  std::memcpy(bytes.data(), &len, 8);
-  write_file(path, bytes + header);
-  fs::resize_file(path, 8 + header.size() + offset);
-}
+using StTensor = hwaccel::testing::SafetensorsTensor;
+using hwaccel::testing::write_safetensors;
 
 // A two-layer Llama-shaped model: config.json and model.safetensors.
 constexpr const char* tiny_config = R"({"model_type":"llama","num_hidden_layers":2,"hidden_size":256,
@@ -97,20 +77,20 @@ constexpr const char* tiny_config = R"({"model_type":"llama","num_hidden_layers"
 
 void write_tiny_model(const fs::path& dir) {
   write_file(dir / "config.json", tiny_config);
-  std::vector<StTensor> t{{"model.embed_tokens.weight", {1000, 256}}};
+  std::vector<StTensor> t{{"model.embed_tokens.weight", "BF16", {1000, 256}}};
   for (int l = 0; l < 2; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    for (const char* norm : {"input_layernorm.weight", "post_attention_layernorm.weight"}) t.push_back({p + norm, {256}});
-    t.push_back({p + "self_attn.q_proj.weight", {256, 256}});
-    t.push_back({p + "self_attn.k_proj.weight", {128, 256}});
-    t.push_back({p + "self_attn.v_proj.weight", {128, 256}});
-    t.push_back({p + "self_attn.o_proj.weight", {256, 256}});
-    t.push_back({p + "mlp.gate_proj.weight", {512, 256}});
-    t.push_back({p + "mlp.up_proj.weight", {512, 256}});
-    t.push_back({p + "mlp.down_proj.weight", {256, 512}});
+    for (const char* norm : {"input_layernorm.weight", "post_attention_layernorm.weight"}) t.push_back({p + norm, "BF16", {256}});
+    t.push_back({p + "self_attn.q_proj.weight", "BF16", {256, 256}});
+    t.push_back({p + "self_attn.k_proj.weight", "BF16", {128, 256}});
+    t.push_back({p + "self_attn.v_proj.weight", "BF16", {128, 256}});
+    t.push_back({p + "self_attn.o_proj.weight", "BF16", {256, 256}});
+    t.push_back({p + "mlp.gate_proj.weight", "BF16", {512, 256}});
+    t.push_back({p + "mlp.up_proj.weight", "BF16", {512, 256}});
+    t.push_back({p + "mlp.down_proj.weight", "BF16", {256, 512}});
   }
-  t.push_back({"model.norm.weight", {256}});
-  t.push_back({"lm_head.weight", {1000, 256}});
+  t.push_back({"model.norm.weight", "BF16", {256}});
+  t.push_back({"lm_head.weight", "BF16", {1000, 256}});
   write_safetensors(dir / "model.safetensors", t);
 }
 
@@ -239,7 +219,7 @@ TEST(HfCache, RefsMainGivesTheSnapshotThroughBlobLinks) {
   repo.add_folder(commit_a, tmp.path() / "plain");
   repo.ref("main", commit_a);
   ASSERT_TRUE(fs::is_symlink(repo.snapshot(commit_a) / "model.safetensors"));
-  std::unique_ptr<ScopedEnv> env(hub_cache_env(tmp.path() / "hub"));
+  const auto env = hub_cache_env(tmp.path() / "hub");
 
   EXPECT_EQ(find_hf_snapshot(parse_hf_repo_id("acme/tiny-llama").value(), tmp.path() / "hub").value(),
             repo.snapshot(commit_a));
@@ -266,7 +246,7 @@ TEST(HfCache, RevisionByRefByHashAndByPrefix) {
   repo.add(commit_b, "config.json", llama2_7b_config);
   repo.ref("main", commit_a);
   repo.ref("v2", commit_b + "\n");  // huggingface_hub writes no newline; a trailing one is tolerated
-  std::unique_ptr<ScopedEnv> env(hub_cache_env(tmp.path() / "hub"));
+  const auto env = hub_cache_env(tmp.path() / "hub");
   const auto tiny = load_model((tmp.path() / "plain").string()).value().parameters;
 
   EXPECT_EQ(load_model("acme/two").value().parameters, tiny);
@@ -296,7 +276,7 @@ TEST(HfCache, WithoutRefsMainOneSnapshotIsUsedSeveralAreAnError) {
   TempDir tmp;
   HubRepo repo(tmp.path() / "hub", "acme", "unref");
   repo.add(commit_b, "config.json", llama2_7b_config);
-  std::unique_ptr<ScopedEnv> env(hub_cache_env(tmp.path() / "hub"));
+  const auto env = hub_cache_env(tmp.path() / "hub");
   EXPECT_EQ(load_model("acme/unref").value().parameters, llama2_7b_params);
   repo.add(commit_a, "config.json", llama2_7b_config);
   const auto several = load_model("acme/unref");
@@ -312,7 +292,7 @@ TEST(HfCache, WithoutRefsMainOneSnapshotIsUsedSeveralAreAnError) {
 TEST(HfCache, MissingRepoNamesTheRootAndHowToFetchIt) {
   TempDir tmp;
   fs::create_directories(tmp.path() / "hub");
-  std::unique_ptr<ScopedEnv> env(hub_cache_env(tmp.path() / "hub"));
+  const auto env = hub_cache_env(tmp.path() / "hub");
   const auto r = load_model("acme/not-here");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ErrorKind::not_found);
@@ -323,7 +303,7 @@ TEST(HfCache, MissingRepoNamesTheRootAndHowToFetchIt) {
   EXPECT_TRUE(contains(m, "huggingface-cli download acme/not-here")) << m;
   EXPECT_TRUE(contains(m, "network")) << m;
   // The cache root need not exist at all.
-  std::unique_ptr<ScopedEnv> nowhere(hub_cache_env(tmp.path() / "no-such-root"));
+  const auto nowhere = hub_cache_env(tmp.path() / "no-such-root");
   EXPECT_EQ(load_model("acme/not-here").error().kind, ErrorKind::not_found);
   // An empty repo folder, and one whose snapshot lacks any model file.
   HubRepo empty(tmp.path() / "no-such-root", "acme", "empty");
@@ -344,7 +324,7 @@ TEST(HfCache, GgufRepoWithSeveralFilesNamesThem) {
   repo.add(commit_a, "tiny.Q4_K_M.gguf", "GGUF");
   repo.add(commit_a, "tiny.Q8_0.gguf", "GGUF");
   repo.ref("main", commit_a);
-  std::unique_ptr<ScopedEnv> env(hub_cache_env(tmp.path() / "hub"));
+  const auto env = hub_cache_env(tmp.path() / "hub");
   const auto r = load_model("acme/tiny-GGUF");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ErrorKind::invalid_input);
@@ -358,7 +338,7 @@ TEST(HfCache, LinksOutOfTheRepoAreRefused) {
   TempDir tmp;
   const fs::path root = tmp.path() / "hub";
   write_file(tmp.path() / "outside" / "config.json", llama2_7b_config);
-  std::unique_ptr<ScopedEnv> env(hub_cache_env(root));
+  const auto env = hub_cache_env(root);
 
   // A snapshot file linking out of the cache.
   HubRepo evil(root, "acme", "evil");
@@ -409,7 +389,7 @@ TEST(HfCache, LinksOutOfTheRepoAreRefused) {
 
 TEST(HfCache, BadNamesAreInvalidInputAndPathsStayPaths) {
   TempDir tmp;
-  std::unique_ptr<ScopedEnv> env(hub_cache_env(tmp.path() / "hub"));
+  const auto env = hub_cache_env(tmp.path() / "hub");
   for (const char* bad : {"org/na me", "org/..", "a\\b/c", "org/", "org/name@", "org/name@x/y", "a--b/c"}) {
     const auto r = load_model(bad);
     ASSERT_FALSE(r) << bad;
@@ -431,7 +411,7 @@ TEST(HfCache, BadNamesAreInvalidInputAndPathsStayPaths) {
 TEST(HfCache, CatalogueFirstButCachedFilesWin) {
   TempDir tmp;
   const fs::path root = tmp.path() / "hub";
-  std::unique_ptr<ScopedEnv> env(hub_cache_env(root));
+  const auto env = hub_cache_env(root);
   // A catalogue id never looks in the cache; a catalogue repo not in the cache is the catalogue's.
   EXPECT_EQ(load_model("llama-3.1-8b").value().source, ModelSource::catalogue);
   EXPECT_EQ(load_model("meta-llama/Llama-3.1-8B").value().source, ModelSource::catalogue);

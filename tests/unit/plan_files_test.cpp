@@ -375,31 +375,8 @@ TEST(PlanFiles, TruncatedAndMutatedGgufNeverCrash) {
 
 // --- safetensors ------------------------------------------------------------------
 
-struct StTensor {
-  std::string name;
-  std::string dtype;
-  std::vector<std::uint64_t> shape;
-};
-
-fs::path write_safetensors(const fs::path& path, const std::vector<StTensor>& tensors) {
-  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
-  std::uint64_t offset = 0;
-  for (const auto& t : tensors) {
-    std::uint64_t n = t.dtype == "F32" ? 4 : t.dtype == "I32" ? 4 : t.dtype == "F8_E4M3" ? 1 : 2;
-    for (auto d : t.shape) n *= d;
-    header += ",\"" + t.name + "\":{\"dtype\":\"" + t.dtype + "\",\"shape\":[";
-    for (std::size_t i = 0; i < t.shape.size(); ++i) header += (i ? "," : "") + std::to_string(t.shape[i]);
-    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + n) + "]}";
-    offset += n;
-  }
-  header += "}";
-  std::string bytes(8, '\0');
-  const std::uint64_t len = header.size();
-  std::memcpy(bytes.data(), &len, 8);
-  write_file(path, bytes + header);
-  fs::resize_file(path, 8 + header.size() + offset);
-  return path;
-}
+using StTensor = hwaccel::testing::SafetensorsTensor;
+using hwaccel::testing::write_safetensors;
 
 std::vector<StTensor> tiny_hf_tensors(int first_layer, int last_layer, bool head = true) {
   std::vector<StTensor> t;
