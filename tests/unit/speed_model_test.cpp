@@ -56,7 +56,9 @@ struct ServingRow {
 
 std::map<std::string, bool> roles(simdjson::dom::element doc) {
   std::map<std::string, bool> validation;
-  for (auto s : doc["sources"].get_array().value()) {
+  // A named array: a range-for over the temporary result would outlive it.
+  const simdjson::dom::array sources = doc["sources"].get_array().value();
+  for (auto s : sources) {
     const std::string id(s["id"].get_string().value());
     validation[id] = std::string_view(s["role"].get_string().value()) == "validation";
   }
@@ -69,7 +71,8 @@ std::vector<DecodeRow> decode_rows() {
   EXPECT_EQ(doc.error(), simdjson::SUCCESS);
   const auto validation = roles(doc.value());
   std::vector<DecodeRow> rows;
-  for (auto r : doc["decode"].get_array().value()) {
+  const simdjson::dom::array entries = doc["decode"].get_array().value();
+  for (auto r : entries) {
     DecodeRow row;
     row.source = std::string(r["source"].get_string().value());
     row.validation = validation.at(row.source);
@@ -101,7 +104,8 @@ std::vector<ServingRow> serving_rows() {
   EXPECT_EQ(doc.error(), simdjson::SUCCESS);
   const auto validation = roles(doc.value());
   std::vector<ServingRow> rows;
-  for (auto r : doc["serving"].get_array().value()) {
+  const simdjson::dom::array entries = doc["serving"].get_array().value();
+  for (auto r : entries) {
     ServingRow row;
     row.source = std::string(r["source"].get_string().value());
     row.validation = validation.at(row.source);
