@@ -20,6 +20,8 @@ module;
 #include "json_input.hpp"
 module hwaccel.hardware;
 
+#include "small_file.hpp"
+
 namespace hwaccel {
 namespace {
 
@@ -364,22 +366,9 @@ Result<DeviceSpecSet> parse_device_specs(std::string_view json, std::string_view
 }
 
 Result<DeviceSpecSet> read_device_specs(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return fail(ErrorKind::not_found, text::cat("cannot read ", path, ": ", ec ? ec.message() : "not a regular file"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::not_found, text::cat("cannot read ", path));
-  std::string content;
-  char buffer[65536];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    content.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (content.size() > max_device_specs_bytes)
-      return fail(ErrorKind::invalid_input,
-                  text::cat(path, " is larger than ", max_device_specs_bytes, " bytes, the most a device-spec file holds"));
-  }
-  if (in.bad()) return fail(ErrorKind::io_error, text::cat("cannot read ", path));
-  return parse_device_specs(content, path);
+  auto content = small_file::read(path, max_device_specs_bytes, "a device-spec file");
+  if (!content) return fail(content.error());
+  return parse_device_specs(*content, path);
 }
 
 }  // namespace hwaccel

@@ -177,7 +177,8 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
       x.bandwidth_derived = true;
     }
     x.peak_tflops = peak_for(spec, kind->compute);
-    if (spec && spec->fp32_tflops) x.vector_tflops = spec->fp32_tflops;
+    if (spec) x.vector_tflops = spec->fp32_tflops;
+    else if (kind->derived) x.vector_tflops = kind->derived->fp32_tflops;
     if (!spec && kind->derived) {
       x.peak_tflops = kind->derived->peak_tflops(kind->compute);
       f.derived[kind->derived_note].push_back(d.id);

@@ -3,7 +3,6 @@
 // refits them and fails when this table drifts from the data);
 // docs/planning.md "Speed model" lists each source.
 module;
-#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdint>
@@ -23,10 +22,13 @@ constexpr std::array<Runtime, 10> runtimes = {
 
 #include "runtime_profiles.inc"
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
+// A name without case or punctuation: "llama.cpp-cuda", "LlamaCpp_CUDA" and
+// "llama-cpp-cuda" are the same runtime.
+std::string folded(std::string_view name) {
+  std::string out;
+  for (char ch : name)
+    if (std::isalnum(static_cast<unsigned char>(ch))) out += text::to_lower(ch);
+  return out;
 }
 
 }  // namespace
@@ -42,25 +44,16 @@ const RuntimeProfile& runtime_profile(Runtime runtime) noexcept {
 }
 
 Result<Runtime> parse_runtime(std::string_view name) {
+  const std::string key = folded(name);
   std::string names;
   for (const auto& p : profiles) {
-    if (iequal(name, p.name)) return p.runtime;
+    if (key == folded(p.name)) return p.runtime;
     names += names.empty() ? "" : ", ";
     names += p.name;
   }
-  // Common spellings: "llamacpp-cuda", "llama-cpp-metal", "tensorrt-llm".
-  std::string folded;
-  for (char ch : name)
-    if (std::isalnum(static_cast<unsigned char>(ch))) folded += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (const auto& p : profiles) {
-    std::string key;
-    for (char ch : p.name)
-      if (std::isalnum(static_cast<unsigned char>(ch))) key += ch;
-    if (folded == key) return p.runtime;
-  }
-  if (folded == "tensorrtllm") return Runtime::trtllm;
+  if (key == "tensorrtllm") return Runtime::trtllm;
   return fail(ErrorKind::invalid_input,
-              text::cat("unknown runtime '", name, "'", folded == "llamacpp" ? " (llama.cpp needs its backend)" : "",
+              text::cat("unknown runtime '", name, "'", key == "llamacpp" ? " (llama.cpp needs its backend)" : "",
                         "; valid: ", names));
 }
 

@@ -70,16 +70,24 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[i] + (sorted[j] - sorted[i]) * (pos - static_cast<double>(i));
 }
 
-}  // namespace
-
-namespace {
-
 struct FitRow {
-  std::array<double, 3> x;  // coefficients of 1/efficiency, ops per weight, seconds per layer
-  double fixed = 0;
-  double seconds = 0;
-  std::size_t device = 0;   // index of the row's device, for cross-validation
+  DecodeTerms terms;
+  double seconds = 0;     // measured, per token
+  std::size_t device = 0;  // index of the row's device, for cross-validation
 };
+
+// The terms' coefficients of the fitted variables: 1/efficiency, ops per
+// weight, seconds per layer.
+std::array<double, 3> coefficients(const DecodeTerms& t) { return {t.memory_s_at_peak, t.dequant_s_per_op, t.layers}; }
+
+// `base` with the fitted variables (1/efficiency, ops per weight, seconds per layer).
+RuntimeProfile with_variables(const RuntimeProfile& base, const std::array<double, 3>& v) {
+  RuntimeProfile out = base;
+  out.bandwidth_efficiency = 1.0 / v[0];
+  out.dequant_ops_per_weight = v[1];
+  out.layer_overhead_us = v[2] * 1e6;
+  return out;
+}
 
 // Minimises the squared relative error of the step time over the rows
 // `use` selects: each row divided by its measured time. Bounds:
@@ -103,13 +111,14 @@ std::array<double, 3> solve(const std::vector<FitRow>& rows, const std::vector<b
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (!use[i]) continue;
       const FitRow& r = rows[i];
+      const auto x = coefficients(r.terms);
       const double w = 1.0 / r.seconds;
-      double target = (r.seconds - r.fixed) * w;
+      double target = (r.seconds - r.terms.fixed_s) * w;
       for (std::size_t k = 0; k < 3; ++k)
-        if (fixed_mask & (1u << k)) target -= at_bound[k] * r.x[k] * w;
+        if (fixed_mask & (1u << k)) target -= at_bound[k] * x[k] * w;
       for (std::size_t p = 0; p < n; ++p) {
-        for (std::size_t q = 0; q < n; ++q) a[p][q] += r.x[free[p]] * w * r.x[free[q]] * w;
-        a[p][3] += r.x[free[p]] * w * target;
+        for (std::size_t q = 0; q < n; ++q) a[p][q] += x[free[p]] * w * x[free[q]] * w;
+        a[p][3] += x[free[p]] * w * target;
       }
     }
     // Gauss-Jordan elimination with partial pivoting; a singular system (a
@@ -143,7 +152,8 @@ std::array<double, 3> solve(const std::vector<FitRow>& rows, const std::vector<b
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (!use[i]) continue;
       const FitRow& r = rows[i];
-      const double predicted = solution[0] * r.x[0] + solution[1] * r.x[1] + solution[2] * r.x[2] + r.fixed;
+      const auto x = coefficients(r.terms);
+      const double predicted = solution[0] * x[0] + solution[1] * x[1] + solution[2] * x[2] + r.terms.fixed_s;
       const double e = (predicted - r.seconds) / r.seconds;
       cost += e * e;
     }
@@ -155,11 +165,6 @@ std::array<double, 3> solve(const std::vector<FitRow>& rows, const std::vector<b
   return best;
 }
 
-// measured speed / predicted speed of a row under fitted variables.
-double speed_ratio(const FitRow& r, const std::array<double, 3>& v) {
-  const double step = std::max(v[0] * r.x[0] + v[1] * r.x[1] + v[2] * r.x[2] + r.fixed, r.x[0] + r.fixed);
-  return step / r.seconds;
-}
 
 }  // namespace
 
@@ -173,8 +178,7 @@ Result<RuntimeProfile> fit_decode_profile(const RuntimeProfile& base, std::span<
     const auto known = std::find(devices.begin(), devices.end(), m.device);
     const std::size_t device = static_cast<std::size_t>(known - devices.begin());
     if (known == devices.end()) devices.push_back(m.device);
-    rows.push_back({{terms->memory_s_at_peak, terms->dequant_s_per_op, terms->layers}, terms->fixed_s,
-                    1.0 / m.tokens_per_s, device});
+    rows.push_back({*terms, 1.0 / m.tokens_per_s, device});
   }
   if (rows.size() < 3)
     return fail(ErrorKind::invalid_input,
@@ -182,15 +186,13 @@ Result<RuntimeProfile> fit_decode_profile(const RuntimeProfile& base, std::span<
   // With only quantized rows (or only 16-bit ones) the bandwidth and
   // dequantization terms grow together and cannot be told apart: the
   // efficiency then stays at the base profile's.
-  const auto quantized_rows = std::count_if(rows.begin(), rows.end(), [](const FitRow& r) { return r.x[1] > 0; });
+  const auto quantized_rows =
+      std::count_if(rows.begin(), rows.end(), [](const FitRow& r) { return r.terms.dequant_s_per_op > 0; });
   const bool efficiency_fixed = quantized_rows == 0 || quantized_rows == static_cast<std::ptrdiff_t>(rows.size());
   std::array<double, 3> at_bound = {1.0, 0.0, 0.0};
   if (efficiency_fixed) at_bound[0] = 1.0 / std::clamp(base.bandwidth_efficiency, 0.05, 1.0);
   const std::array<double, 3> best = solve(rows, std::vector<bool>(rows.size(), true), at_bound, efficiency_fixed);
-  RuntimeProfile out = base;
-  out.bandwidth_efficiency = 1.0 / best[0];
-  out.dequant_ops_per_weight = best[1];
-  out.layer_overhead_us = best[2] * 1e6;
+  RuntimeProfile out = with_variables(base, best);
   // The interval comes from cross-validated residuals: each device's rows
   // predicted by a fit on the other devices' rows, since residuals of the
   // rows a fit has seen understate the error on a device it has not.
@@ -200,9 +202,9 @@ Result<RuntimeProfile> fit_decode_profile(const RuntimeProfile& base, std::span<
     std::vector<bool> use(rows.size());
     std::size_t others = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) others += use[i] = rows[i].device != d;
-    const std::array<double, 3> v = others >= 3 ? solve(rows, use, at_bound, efficiency_fixed) : best;
+    const RuntimeProfile fold = others >= 3 ? with_variables(base, solve(rows, use, at_bound, efficiency_fixed)) : out;
     for (std::size_t i = 0; i < rows.size(); ++i)
-      if (!use[i]) ratios.push_back(speed_ratio(rows[i], v));
+      if (!use[i]) ratios.push_back(rows[i].terms.step_s(fold) / rows[i].seconds);
   }
   std::sort(ratios.begin(), ratios.end());
   out.interval_low = quantile(ratios, 0.1);

@@ -1,6 +1,7 @@
-// Reading a whole document the planner takes from a file (config.json, an
-// instance catalogue). Included right after `module hwaccel.plan;`, because it
-// returns the module's Result; the headers it needs (<cstdint>, <filesystem>,
+// Reading a whole document a user hands over as a file (config.json, an
+// instance catalogue, a device-spec file). Included right after the module
+// declaration of hwaccel.hardware or hwaccel.plan, because it returns their
+// Result; the headers it needs (<cstdint>, <filesystem>,
 // <fstream>, <string>, <system_error>) come from the including unit's global
 // module fragment.
 #pragma once
