@@ -36,7 +36,7 @@ constexpr FabricSpec mi300_xgmi{"xgmi", "Infinity Fabric, 7 xGMI links of 64 GB/
 // defaults (empty optionals), which is what the warning would have us spell out.
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
-constexpr std::array<DeviceSpec, 192> specs = {{
+constexpr std::array<DeviceSpec, 194> specs = {{
     // --- NVIDIA ---------------------------------------------------------------
     {.id = "b200-sxm-180gb", .name = "B200-SXM-180GB", .product = "NVIDIA B200 (HGX/DGX B200)", .vendor = "NVIDIA",
      .backend = Backend::cuda, .family = Family::gpu, .architecture = "Blackwell", .compute_capability = "10.0",
@@ -324,6 +324,19 @@ constexpr std::array<DeviceSpec, 192> specs = {{
      .notes = "per-GPU figures are the rack's (20 TB HBM3e, 576 TB/s, 360 PFLOPS FP8 dense) divided by 72; INT8 "
               "was cut on Blackwell Ultra and is left empty; attached over NVLink-C2C; PCI id not confirmed, left "
               "empty"},
+    {.id = "gb10-128gb", .name = "GB10", .product = "NVIDIA GB10 Grace Blackwell Superchip (DGX Spark)",
+     .vendor = "NVIDIA", .architecture = "Blackwell", .compute_capability = "12.1", .memory_bytes = 128 * GiB,
+     .memory_kind = MemoryKind::unified, .memory_bandwidth_gbps = 273, .fp32_tflops = 31, .bf16_tflops = 123.5,
+     .fp16_tflops = 123.5, .fp8_tflops = 246.9, .int8_tops = 246.9, .tdp_watts = 140, .pci_vendor_id = nvidia,
+     .pci_device_ids = {0x2e12}, .match = "gb10",
+     .source = "NVIDIA DGX Spark hardware overview, https://docs.nvidia.com/dgx/dgx-spark/hardware.html, and "
+               "product page, https://www.nvidia.com/en-us/products/workstations/dgx-spark/ (128 GB LPDDR5x on a "
+               "256-bit bus, 273 GB/s; 1 PFLOP FP4 with sparsity); FP32 as NVIDIA gave it at Hot Chips 2025, "
+               "https://hc2025.hotchips.org/assets/program/conference/day2/21_nvidia_skende_final.pdf",
+     .notes = "unified memory shared with the 20 Arm cores; NVIDIA publishes no dense tensor figure: dense FP4 is "
+              "half the 1 PFLOP sparse figure, FP8 half of that and BF16/FP16 half again, which 48 SMs at about "
+              "2.5 GHz with full-rate FP32 accumulate (1024 BF16 ops per SM per clock) also give; nvidia-smi "
+              "prints its memory as N/A and its PCIe link as gen 1 x1 (there is none)"},
     {.id = "rtx-pro-6000-server-96gb", .name = "RTX-PRO-6000-Server",
      .product = "NVIDIA RTX PRO 6000 Blackwell Server Edition", .vendor = "NVIDIA", .architecture = "Blackwell",
      .compute_capability = "12.0", .memory_bytes = 96 * GiB, .memory_bandwidth_gbps = 1792, .fp32_tflops = 125.9,
@@ -1090,6 +1103,17 @@ constexpr std::array<DeviceSpec, 192> specs = {{
                "https://www.techpowerup.com/gpu-specs/",
      .notes = "dense WMMA = 64 CUs x 2.97 GHz boost x 1024 (BF16/FP16) or 2048 (FP8/INT8) ops per CU per clock, "
               "half AMD's sparse AI TOPS; fp32 with dual issue = 64 x 256 x 2.97 GHz"},
+    {.id = "radeon-ai-pro-r9700-32gb", .name = "Radeon-AI-PRO-R9700", .product = "AMD Radeon AI PRO R9700",
+     .vendor = "AMD", .backend = Backend::rocm, .architecture = "RDNA4", .compute_capability = "gfx1201",
+     .memory_bytes = 32 * GiB, .memory_bandwidth_gbps = 640, .fp32_tflops = 47.8, .bf16_tflops = 191.4,
+     .fp16_tflops = 191.4, .fp8_tflops = 382.7, .int8_tops = 382.7, .pcie_generation = 5, .pcie_width = 16,
+     .tdp_watts = 300, .pci_vendor_id = amd, .match = "ai pro r9700",
+     .source = "AMD Radeon AI PRO R9700 specifications, "
+               "https://www.amd.com/en/products/graphics/workstations/radeon-ai-pro/ai-9000-series/"
+               "amd-radeon-ai-pro-r9700.html",
+     .notes = "dense WMMA = 64 CUs x 2.92 GHz x 1024 (BF16/FP16) or 2048 (FP8/INT8) ops per CU per clock, half "
+              "AMD's sparse figures (383 FP16, 766 FP8 with sparsity); fp32 with dual issue = 64 x 256 x 2.92 GHz; "
+              "matched by name only: its PCI id 1002:7551 is shared with the R9600D (revision C8)"},
     {.id = "radeon-pro-w6800-32gb", .name = "Radeon-PRO-W6800", .product = "AMD Radeon PRO W6800", .vendor = "AMD",
      .backend = Backend::rocm, .architecture = "RDNA2", .compute_capability = "gfx1030", .memory_bytes = 32 * GiB,
      .memory_bandwidth_gbps = 512, .fp32_tflops = 17.8, .fp16_tflops = 35.6, .pcie_generation = 4, .pcie_width = 16,

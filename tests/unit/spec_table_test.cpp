@@ -50,7 +50,8 @@ const std::map<std::string, ArchLimits, std::less<>>& limits() {
       {"Ampere", {{190, 2100}, {4, 41}, {15, 320}, {15, 320}, none, {30, 640}}},
       {"Ada Lovelace", {{200, 1010}, {10, 92}, {25, 400}, {25, 400}, {50, 800}, {90, 800}}},
       {"Hopper", {{2000, 5000}, {40, 70}, {140, 1000}, {140, 1000}, {290, 2000}, {290, 2000}}},
-      {"Blackwell", {{440, 8000}, {19, 130}, {35, 2600}, {35, 2600}, {70, 5200}, {150, 5200}}},
+      // GB10 (DGX Spark): 273 GB/s of LPDDR5x shared with its CPU.
+      {"Blackwell", {{250, 8000}, {19, 130}, {35, 2600}, {35, 2600}, {70, 5200}, {150, 5200}}},
       // AMD
       {"GCN5.1", {{1000, 1030}, {13, 15}, none, {26, 30}, none, {50, 60}}},
       {"CDNA", {{1200, 1300}, {20, 25}, {90, 95}, {180, 190}, none, {180, 190}}},
@@ -324,7 +325,7 @@ TEST(SpecTable, NearMissesStayApart) {
   EXPECT_EQ(matched(cuda, "NVIDIA B300 SXM6 AC", 275040 * MiB), "b300-sxm-288gb");
   EXPECT_EQ(matched(cuda, "NVIDIA GB200", 189471 * MiB), "gb200-186gb");
   EXPECT_EQ(matched(cuda, "NVIDIA GB300", 284208 * MiB), "gb300-288gb");
-  EXPECT_EQ(matched(cuda, "NVIDIA GB10", 122572 * MiB), "(none)");
+  EXPECT_EQ(matched(cuda, "NVIDIA GB10", 122572 * MiB), "gb10-128gb");
   EXPECT_EQ(matched(cuda, "NVIDIA A800-SXM4-80GB", 81920 * MiB), "a800-sxm4-80gb");
   EXPECT_EQ(matched(cuda, "NVIDIA A100-SXM4-80GB", 81920 * MiB), "a100-sxm4-80gb");
   EXPECT_EQ(matched(cuda, "NVIDIA RTX 4000 Ada Generation", 20475 * MiB), "rtx-4000-ada-20gb");
@@ -334,6 +335,8 @@ TEST(SpecTable, NearMissesStayApart) {
   EXPECT_EQ(matched(cuda, "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 97887 * MiB),
             "rtx-pro-6000-workstation-96gb");
   EXPECT_EQ(matched(cuda, "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 97887 * MiB), "(none)");
+  // DGX Spark: nvidia-smi prints no memory size for its unified memory.
+  EXPECT_EQ(matched(cuda, "NVIDIA GB10", 0), "gb10-128gb");
 
   const auto rocm = Backend::rocm;
   EXPECT_EQ(matched(rocm, "AMD Instinct MI300X", 196592 * MiB), "mi300x-192gb");
@@ -348,6 +351,8 @@ TEST(SpecTable, NearMissesStayApart) {
   EXPECT_EQ(matched(rocm, "AMD Instinct MI100", 32752 * MiB), "mi100-32gb");
   EXPECT_EQ(matched(rocm, "AMD Instinct MI50 / MI60", 16368 * MiB), "mi50-16gb");
   EXPECT_EQ(matched(rocm, "AMD Instinct MI50 / MI60", 32752 * MiB), "(none)");
+  EXPECT_EQ(matched(rocm, "AMD Radeon AI PRO R9700", 32624 * MiB), "radeon-ai-pro-r9700-32gb");
+  EXPECT_EQ(matched(rocm, "AMD Radeon AI PRO R9600D", 32624 * MiB), "(none)");
   EXPECT_EQ(matched(rocm, "AMD Radeon RX 7900 XTX", 24560 * MiB), "rx-7900-xtx-24gb");
   EXPECT_EQ(matched(rocm, "AMD Radeon RX 7900 XT", 20464 * MiB), "rx-7900-xt-20gb");
   EXPECT_EQ(matched(rocm, "AMD Radeon RX 7900 GRE", 16368 * MiB), "rx-7900-gre-16gb");
