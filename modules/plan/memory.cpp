@@ -336,10 +336,11 @@ Result<std::uint64_t> kv_cache_bytes(const ModelArchitecture& a, QuantizationLev
 }
 
 std::uint64_t activation_bytes(const ModelArchitecture& a, std::uint64_t context, std::uint64_t batch,
-                               std::uint32_t tensor_parallel) {
+                               std::uint32_t tensor_parallel, std::uint64_t chunk_tokens) {
   const std::uint64_t t = std::max<std::uint32_t>(tensor_parallel, 1);
+  const std::uint64_t chunk = std::max<std::uint64_t>(chunk_tokens, 1);
   const auto all_tokens = text::checked_mul(std::max<std::uint64_t>(context, 1), std::max<std::uint64_t>(batch, 1));
-  const std::uint64_t tokens = all_tokens ? std::min(*all_tokens, prefill_chunk_tokens) : prefill_chunk_tokens;
+  const std::uint64_t tokens = all_tokens ? std::min(*all_tokens, chunk) : chunk;
   std::uint64_t q = a.q_width();
   std::uint64_t kv = a.kv_width();
   if (a.mla) {

@@ -71,17 +71,19 @@ Result<std::uint64_t> kv_cache_bytes(const ModelArchitecture& architecture, Quan
                                      std::uint64_t context, std::uint64_t batch);
 
 /// Tokens of one prefill chunk: what activation memory is sized for
-/// (vLLM's default max_num_batched_tokens).
+/// unless the runtime says otherwise (vLLM's default max_num_batched_tokens;
+/// RuntimeProfile::prefill_chunk_tokens).
 inline constexpr std::uint64_t prefill_chunk_tokens = 8192;
 
 /// Activation and workspace memory on one device of a tensor-parallel group
 /// of `tensor_parallel`: the live 16-bit tensors of one layer for a prefill
-/// chunk of min(context x batch, prefill_chunk_tokens) tokens (residual
+/// chunk of min(context x batch, chunk_tokens) tokens (residual
 /// stream and norm output, q/k/v and attention output, gate/up/down of the
 /// FFN, split by the rank), plus fp32 logits for the last token of each
 /// sequence. Flash attention is assumed: no context x context score matrix.
 std::uint64_t activation_bytes(const ModelArchitecture& architecture, std::uint64_t context, std::uint64_t batch,
-                               std::uint32_t tensor_parallel = 1);
+                               std::uint32_t tensor_parallel = 1,
+                               std::uint64_t chunk_tokens = prefill_chunk_tokens);
 
 /// Memory a runtime holds on a device outside weights, KV cache and
 /// activations, and why.

@@ -363,14 +363,19 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     }
     as.push_back(std::move(kv));
   }
-  as.push_back(text::cat("activations: one prefill chunk of up to ", prefill_chunk_tokens,
-                         " tokens with flash attention (no context x context scores), plus fp32 logits"));
+  as.push_back(text::cat("activations: one prefill chunk of up to ", c.profile->prefill_chunk_tokens, " tokens (",
+                         c.profile->name,
+                         ") with flash attention (no context x context scores), plus fp32 logits"));
+  if (c.embedding_on_host() && c.layout.embedding_bytes > 0 && !f.accelerators.empty())
+    as.push_back(text::cat("weights: the token embedding (", std::round(static_cast<double>(c.layout.embedding_bytes) / (1024.0 * 1024 * 1024) * 100) / 100,
+                           " GiB) stays in host memory, as llama.cpp keeps its input layer on the CPU",
+                           c.arch.tied_embeddings ? "; tied to the head, it is loaded again beside the last layer" : ""));
   {
     std::map<std::string_view, std::string_view> overheads;
     const bool communicates = first.tp > 1 || first.stages.size() > 1;
     for (const auto& st : first.stages) {
       const Backend b = st.group ? backend_of(f, *st.group) : Backend::cpu;
-      overheads.emplace(to_string(b), runtime_overhead(b, communicates && st.group).reason);
+      overheads.emplace(to_string(b), runtime_overhead(b, communicates && st.group && c.collective_buffers()).reason);
     }
     for (const auto& [backend, reason] : overheads)
       as.push_back(text::cat("runtime overhead per ", backend, " device: ", reason));

@@ -417,6 +417,21 @@ struct CostModel {
   const RuntimeProfile* profile = nullptr;      // the accelerators' runtime; never null once planning
 
   std::uint64_t layers() const { return layout.layer_bytes.size(); }
+  bool embedding_on_host() const { return profile && profile->token_embedding_on_host; }
+  bool collective_buffers() const { return !profile || profile->collective_buffers; }
+  // The token embedding the first device stage holds.
+  std::uint64_t stage_embedding_bytes() const { return embedding_on_host() ? 0 : layout.embedding_bytes; }
+  // What the last device stage holds beside its layers: the head, the final
+  // norm and the other global tensors; with the embedding on the host, a
+  // tied embedding is loaded a second time there as the output layer.
+  std::uint64_t stage_head_bytes() const {
+    const std::uint64_t tied = embedding_on_host() && arch.tied_embeddings ? layout.embedding_bytes : 0;
+    return sat_add(sat_add(layout.head_bytes, layout.other_bytes), tied);
+  }
+  // Head bytes a decode step reads: a tied embedding is the head's matrix.
+  std::uint64_t head_read_bytes() const {
+    return arch.tied_embeddings ? sat_add(layout.head_bytes, layout.embedding_bytes) : layout.head_bytes;
+  }
   std::uint64_t layer_weights(std::uint64_t first, std::uint64_t count) const {
     return weight_prefix[first + count] - weight_prefix[first];
   }
@@ -472,9 +487,13 @@ struct CostModel {
     const auto bytes = tokens ? text::checked_mul(*tokens, *per_token) : std::nullopt;
     return bytes.value_or(std::numeric_limits<std::uint64_t>::max() / 4);
   }
+  // Activations of one device of a tensor-parallel group of t, for the
+  // runtime's prefill chunk. The memo assumes the profile is set before the
+  // first call (it is, before any layout is searched).
   std::uint64_t activation(std::uint32_t t) const {
     if (t < activation_by_degree.size() && activation_by_degree[t] != 0) return activation_by_degree[t];
-    const std::uint64_t bytes = activation_bytes(arch, context, batch, t);
+    const std::uint64_t bytes =
+        activation_bytes(arch, context, batch, t, profile ? profile->prefill_chunk_tokens : prefill_chunk_tokens);
     if (t < activation_by_degree.size()) activation_by_degree[t] = bytes;
     return bytes;
   }

@@ -23,10 +23,10 @@ namespace hwaccel::planner_detail {
 
 StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head) {
   StageFixed f;
-  f.overhead = runtime_overhead(backend, communicates).bytes;
+  f.overhead = runtime_overhead(backend, communicates && c.collective_buffers()).bytes;
   f.activation = c.activation(t);
-  if (embedding) f.embedding = div_up(c.layout.embedding_bytes, t);
-  if (head) f.head = div_up(c.layout.head_bytes + c.layout.other_bytes, t);
+  if (embedding) f.embedding = div_up(c.stage_embedding_bytes(), t);
+  if (head) f.head = div_up(c.stage_head_bytes(), t);
   return f;
 }
 
@@ -113,12 +113,12 @@ std::optional<Replica> fit_pipeline(const Fleet& f, const CostModel& c, std::uin
 std::optional<Replica> first_fit(const Fleet& f, const CostModel& c, std::uint32_t t,
                                  const std::vector<const Group*>& groups, std::size_t start) {
   const std::uint64_t layer_total = sat_add(div_up(c.layer_weights(0, c.layers()), t), c.kv_layers(t, 0, c.layers()));
-  const std::uint64_t need = sat_add(layer_total, div_up(c.layout.embedding_bytes + c.layout.head_bytes, t));
+  const std::uint64_t need = sat_add(layer_total, div_up(sat_add(c.stage_embedding_bytes(), c.stage_head_bytes()), t));
   std::uint64_t have = 0;
   const std::size_t max_stages = std::min<std::size_t>(groups.size() - start, c.layers());
   for (std::size_t p = 1; p <= max_stages; ++p) {
     const Group& g = *groups[start + p - 1];
-    const std::uint64_t fixed = runtime_overhead(backend_of(f, g), true).bytes + c.activation(t);
+    const std::uint64_t fixed = runtime_overhead(backend_of(f, g), c.collective_buffers()).bytes + c.activation(t);
     have += g.capacity > fixed ? g.capacity - fixed : 0;
     if (have < need) continue;  // cannot hold it yet: skip the exact check
     if (auto r = fit_pipeline(f, c, t, std::span(groups).subspan(start, p))) return r;
@@ -218,7 +218,8 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
   DecodeTime out;
   const auto& a = c.arch;
   const double b = static_cast<double>(c.batch);
-  const bool quantized = info(c.level).family != QuantizationFamily::floating;
+  // MXFP4 weights are unpacked in the kernels like the integer block formats.
+  const bool quantized = info(c.level).family != QuantizationFamily::floating || c.level == QuantizationLevel::mxfp4;
   double total = 0, ceiling = 0, mem = 0, compute = 0, comm = 0, host = 0;
   for (const auto& st : r.stages) {
     const std::uint32_t t = st.group ? r.tp : 1;
@@ -233,7 +234,7 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
                    kv;
     double params = c.active_param_prefix[st.first_layer + st.layer_count] - c.active_param_prefix[st.first_layer];
     if (st.head) {
-      bytes += static_cast<double>(c.layout.head_bytes) / t;
+      bytes += static_cast<double>(c.head_read_bytes()) / t;
       params += c.head_params;
     }
     const double kv_rereads = profile.kv_read_per_query_head && !a.mla && a.kv_heads > 0
@@ -386,7 +387,7 @@ std::optional<Layout> offload(const Fleet& f, const CostModel& c) {
   const std::uint64_t n = c.layers();
   for (const auto& g : out.groups) {
     if (next >= n) break;
-    const std::uint64_t fixed = runtime_overhead(backend_of(f, g), true).bytes + c.activation(1);
+    const std::uint64_t fixed = runtime_overhead(backend_of(f, g), c.collective_buffers()).bytes + c.activation(1);
     if (g.capacity <= fixed) continue;
     const std::uint64_t free = g.capacity - fixed;
     std::uint64_t count = 0;

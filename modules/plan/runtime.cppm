@@ -74,6 +74,19 @@ struct RuntimeProfile {
   std::uint32_t calibration_points = 0;
   std::string_view calibrated_on;  ///< the sources, or why there are none
 
+  // How the runtime lays out memory, where it differs from the default plan.
+  /// Tokens its activation buffers are sized for: one prefill chunk (vLLM's
+  /// max_num_batched_tokens, 8192; llama.cpp's physical batch -ub, 512;
+  /// mlx-lm's prefill step, 2048).
+  std::uint64_t prefill_chunk_tokens = 8192;
+  /// The token embedding table stays in host memory, as llama.cpp keeps its
+  /// input layer on the CPU: a device holds an untied embedding not at all,
+  /// and a tied one only as the output head, beside the last layer.
+  bool token_embedding_on_host = false;
+  /// Devices that exchange activations hold NCCL/RCCL buffers (vLLM, SGLang,
+  /// TensorRT-LLM); llama.cpp copies between devices without them.
+  bool collective_buffers = true;
+
   bool calibrated() const noexcept { return calibration_points > 0; }
 };
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 import hwaccel;
 
@@ -138,3 +139,57 @@ TEST(PlanMemory, Nf4BlocksRunOverTheFlattenedTensor) {
 }
 
 }  // namespace
+
+namespace {
+
+// One plan of `model_id` on `devices` under `runtime`, with no reserve.
+Plan plan_under(std::string_view devices, std::string_view model_id, QuantizationLevel level, std::uint64_t context,
+                Runtime runtime) {
+  auto registry = hypothetical_registry(devices);
+  EXPECT_TRUE(registry.has_value());
+  InferenceSettings s;
+  s.quantization = level;
+  s.context = context;
+  s.reserve_fraction = 0;
+  s.allow_cpu_offload = false;
+  s.runtime = runtime;
+  auto plan = plan_inference(*registry, model(model_id), s);
+  EXPECT_TRUE(plan.has_value()) << (plan ? "" : plan.error().message);
+  return plan.value_or(Plan{});
+}
+
+bool mentions(const Plan& plan, std::string_view text) {
+  for (const auto& a : plan.assumptions)
+    if (a.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(PlanMemory, LlamaCppKeepsTheTokenEmbeddingOnTheHost) {
+  // Llama 3 8B in F16 ran on a 16 GB RTX 4080 at 4096 tokens under llama.cpp
+  // (39.4 tok/s, tests/data/speed/decode.json): its untied embedding (128256
+  // x 4096 x 2 bytes) stays in host memory, and llama.cpp's 512-token
+  // physical batch and absent NCCL buffers leave room for the rest.
+  const Plan llama = plan_under("1xRTX-4080", "llama-3-8b", QuantizationLevel::fp16, 4096, Runtime::llama_cpp_cuda);
+  const Plan vllm = plan_under("1xRTX-4080", "llama-3-8b", QuantizationLevel::fp16, 4096, Runtime::vllm);
+  EXPECT_TRUE(llama.fits);
+  EXPECT_FALSE(vllm.fits);
+  EXPECT_EQ(vllm.memory.weights_bytes - llama.memory.weights_bytes, 128256ull * 4096 * 2);
+  EXPECT_LT(llama.memory.activation_bytes, vllm.memory.activation_bytes);
+  EXPECT_TRUE(mentions(llama, "stays in host memory"));
+  EXPECT_FALSE(mentions(vllm, "stays in host memory"));
+
+  // A tied embedding is the head too: llama.cpp loads it again beside the
+  // last layer, so the device holds as much as before.
+  const Plan tied = plan_under("1xRTX-4080", "llama-3.2-1b", QuantizationLevel::fp16, 4096, Runtime::llama_cpp_cuda);
+  const Plan tied_vllm = plan_under("1xRTX-4080", "llama-3.2-1b", QuantizationLevel::fp16, 4096, Runtime::vllm);
+  EXPECT_EQ(tied.memory.weights_bytes, tied_vllm.memory.weights_bytes);
+  EXPECT_TRUE(mentions(tied, "loaded again beside the last layer"));
+
+  // Several GPUs: no NCCL buffers under llama.cpp's layer split.
+  const Plan split = plan_under("6xRTX-3090", "llama-3-70b", QuantizationLevel::fp16, 8192, Runtime::llama_cpp_cuda);
+  const Plan split_vllm = plan_under("6xRTX-3090", "llama-3-70b", QuantizationLevel::fp16, 8192, Runtime::vllm);
+  EXPECT_TRUE(split.fits);
+  EXPECT_EQ(split_vllm.memory.overhead_bytes - split.memory.overhead_bytes, 6ull * 256 * 1024 * 1024);
+}
