@@ -36,7 +36,7 @@ constexpr FabricSpec mi300_xgmi{"xgmi", "Infinity Fabric, 7 xGMI links of 64 GB/
 // defaults (empty optionals), which is what the warning would have us spell out.
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wmissing-designated-field-initializers"
-constexpr std::array<DeviceSpec, 194> specs = {{
+constexpr std::array<DeviceSpec, 195> specs = {{
     // --- NVIDIA ---------------------------------------------------------------
     {.id = "b200-sxm-180gb", .name = "B200-SXM-180GB", .product = "NVIDIA B200 (HGX/DGX B200)", .vendor = "NVIDIA",
      .backend = Backend::cuda, .family = Family::gpu, .architecture = "Blackwell", .compute_capability = "10.0",
@@ -197,6 +197,14 @@ constexpr std::array<DeviceSpec, 194> specs = {{
      .pci_vendor_id = nvidia, .pci_device_ids = {0x1eb8}, .match = "t4",
      .source = "NVIDIA T4 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/tesla-t4/",
      .notes = "no bf16 or fp8 arithmetic"},
+    {.id = "tesla-p40-24gb", .name = "Tesla-P40", .product = "NVIDIA Tesla P40", .vendor = "NVIDIA",
+     .architecture = "Pascal", .compute_capability = "6.1", .memory_bytes = 24 * GiB, .memory_bandwidth_gbps = 346,
+     .fp32_tflops = 11.76, .int8_tops = 47, .pcie_generation = 3, .pcie_width = 16, .tdp_watts = 250,
+     .pci_vendor_id = nvidia, .pci_device_ids = {0x1b38}, .match = "tesla p40",
+     .source = "NVIDIA Tesla P40 datasheet, "
+               "https://images.nvidia.com/content/pdf/tesla/184427-Tesla-P40-Datasheet-NV-Final-Letter-Web.pdf",
+     .notes = "no tensor cores and FP16 at 1/64 of the FP32 rate, so no 16-bit figure is given (llama.cpp runs "
+              "its matrix products on it in FP32 and INT8 dp4a); fp32 at the 1531 MHz boost clock"},
     {.id = "v100-sxm2-32gb", .name = "V100-SXM2-32GB", .product = "NVIDIA V100 SXM2 32GB", .vendor = "NVIDIA",
      .architecture = "Volta", .compute_capability = "7.0", .memory_bytes = 32 * GiB, .memory_bandwidth_gbps = 900,
      .fp32_tflops = 15.7, .fp16_tflops = 125, .fabric = nvlink2_mesh, .pcie_generation = 3, .pcie_width = 16,

@@ -123,6 +123,18 @@ void write_json(json::Writer& w, const Plan& p) {
   w.field("runtime_calibrated", p.throughput.runtime_calibrated);
   write_optional(w, "decode_tokens_per_s_low", p.throughput.decode_tokens_per_s_low);
   write_optional(w, "decode_tokens_per_s_high", p.throughput.decode_tokens_per_s_high);
+  if (const auto& rs = p.throughput.llama_row_split) {
+    w.key("llama_row_split").begin_object();
+    w.field("devices", rs->devices);
+    w.field("fits", rs->fits);
+    w.field("main_device_bytes", rs->main_device_bytes);
+    write_optional(w, "decode_tokens_per_s", rs->decode_tokens_per_s);
+    write_optional(w, "decode_tokens_per_s_low", rs->decode_tokens_per_s_low);
+    write_optional(w, "decode_tokens_per_s_high", rs->decode_tokens_per_s_high);
+    write_optional(w, "decode_ceiling_tokens_per_s", rs->decode_ceiling_tokens_per_s);
+    w.field("sync_s_per_token", rs->sync_s_per_token);
+    w.end_object();
+  }
   w.key("serving");
   if (const auto& sv = p.throughput.serving) {
     w.begin_object();

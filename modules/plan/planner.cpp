@@ -304,6 +304,12 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     tp.decode_tokens_per_s_low = std::min(*tp.decode_tokens_per_s * c.profile->interval_low, ceiling);
     tp.decode_tokens_per_s_high = std::min(*tp.decode_tokens_per_s * c.profile->interval_high, ceiling);
   }
+  if (first.tp == 1 && first.stages.size() > 1) {
+    std::vector<const Device*> devices;
+    for (const auto& st : first.stages)
+      if (st.group) devices.push_back(&f.accelerators[st.group->members.front()]);
+    if (devices.size() == first.stages.size()) tp.llama_row_split = row_split_estimate(c, devices);
+  }
   const PrefillTime p0 = prefill_time(f, c, first);
   tp.prefill_bottleneck = p0.bottleneck;
   if (p0.seconds && *p0.seconds > 0)
@@ -435,6 +441,17 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
                          "its window); tensor-parallel all-reduce 10 us + 2(t-1)/t x "
                          "message / link bandwidth, twice per layer; 20 us per pipeline hop; never above the ceiling "
                          "(every byte at full bandwidth)"));
+  if (const auto& rs = plan.throughput.llama_row_split; rs && rs->decode_tokens_per_s)
+    as.push_back(text::cat(
+        "llama.cpp --split-mode row over the same ", rs->devices, " GPUs: each reads its rows of every matrix at "
+        "once, the first keeps the KV cache", c.arch.moe.is_moe() ? " and the routed experts" : "",
+        " and gathers the others' rows after each split product (", std::round(c.profile->row_split_sync_us * 10) / 10,
+        " us per product and extra GPU, ", std::round(rs->sync_s_per_token * 1e4) / 10, " ms per token): decode ",
+        std::round(*rs->decode_tokens_per_s * 10) / 10, " tok/s; ",
+        rs->fits ? "it fits" : "it does not fit: the first GPU would need more than it has",
+        " (the first GPU holds ", std::round(static_cast<double>(rs->main_device_bytes) / (1024.0 * 1024 * 1024) * 10) / 10,
+        " GiB); only builds that still have it: recent CUDA and HIP builds refuse it (\"does not support split "
+        "buffers\")"));
   as.push_back(text::cat("memory bandwidth: ", tp.bandwidth_source));
   if (!tp.decode_tokens_per_s)
     as.push_back(f.accelerators.empty() || plan.strategy.cpu_offload_layers > 0
@@ -622,6 +639,34 @@ Result<QuantizationLevel> suggest_quantization(const Cluster& cluster, const Mod
 Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDescription& model,
                             const InferenceSettings& settings) {
   return plan_on(machines_of(registry), model, settings);
+}
+
+Result<RowSplitEstimate> llama_row_split(const AcceleratorRegistry& registry, const ModelDescription& model,
+                                         const InferenceSettings& settings) {
+  if (!settings.quantization)
+    return fail(ErrorKind::invalid_input, "a row-split estimate needs a quantization level");
+  if (auto v = settings.validate(model); !v) return fail(v.error());
+  const QuantizationLevel level = *settings.quantization;
+  const QuantizationLevel kv_type = settings.kv_cache_type.value_or(default_kv_cache_type(level));
+  auto cost = cost_model(model, level, kv_type, settings.context, settings.batch);
+  if (!cost) return fail(cost.error());
+  cost->full_kv_every_layer = settings.full_kv_every_layer;
+  const Fleet f = gather(machines_of(registry), level, settings.reserve_fraction, settings.device_specs);
+  cost->profile = &profile_for(f, level, settings);
+  if (cost->profile->row_split_sync_us <= 0)
+    return fail(ErrorKind::unsupported, text::cat(cost->profile->name,
+                                                  " has no row split (llama.cpp on CUDA or ROCm has)"));
+  if (f.accelerators.size() < 2)
+    return fail(ErrorKind::unsupported, text::cat("a row split needs two or more devices that run ",
+                                                  to_string(level), ", found ", f.accelerators.size()));
+  std::vector<const Device*> devices;
+  devices.reserve(f.accelerators.size());
+  for (const auto& d : f.accelerators) devices.push_back(&d);
+  auto estimate = row_split_estimate(*cost, devices);
+  if (!estimate || !estimate->decode_tokens_per_s)
+    return fail(ErrorKind::unsupported, "a device of the row split has no known memory bandwidth, or the devices "
+                                        "are on several nodes");
+  return *estimate;
 }
 
 Result<Plan> plan_inference(const Cluster& cluster, const ModelDescription& model, const InferenceSettings& settings) {

@@ -118,6 +118,27 @@ struct Shard {
   friend bool operator==(const Shard&, const Shard&) = default;
 };
 
+/// llama.cpp's row split (--split-mode row) over several GPUs of one node:
+/// every weight matrix is split by rows in proportion to the devices' free
+/// memory (--tensor-split's default) and each device reads its rows at the
+/// same time; the main (first) device keeps the KV cache, the routed experts
+/// of a MoE model (row split leaves them whole) and the intermediate
+/// results, and gathers the others' rows after every split matrix product.
+/// For llama.cpp on CUDA and ROCm, whose builds have it.
+struct RowSplitEstimate {
+  std::uint32_t devices = 0;
+  /// Every device holds its rows; the main one also what it keeps.
+  bool fits = false;
+  std::uint64_t main_device_bytes = 0;
+  std::optional<double> decode_tokens_per_s;  ///< one sequence
+  std::optional<double> decode_tokens_per_s_low;
+  std::optional<double> decode_tokens_per_s_high;
+  std::optional<double> decode_ceiling_tokens_per_s;
+  double sync_s_per_token = 0;  ///< the hand-overs and gathers of one token
+
+  friend bool operator==(const RowSplitEstimate&, const RowSplitEstimate&) = default;
+};
+
 /// A whole server's speed for a batch of requests of one shape, as vLLM's
 /// serving benchmark and trtllm-bench report it.
 struct ServingEstimate {
@@ -160,6 +181,9 @@ struct ThroughputEstimate {
   std::optional<double> decode_tokens_per_s_low;
   std::optional<double> decode_tokens_per_s_high;
   std::optional<ServingEstimate> serving;  ///< when InferenceSettings::output_tokens > 0
+  /// llama.cpp plans whose replica spans 2 or more GPUs of one node: the same
+  /// GPUs under --split-mode row instead of the layer split.
+  std::optional<RowSplitEstimate> llama_row_split;
 
   friend bool operator==(const ThroughputEstimate&, const ThroughputEstimate&) = default;
 };
@@ -238,6 +262,14 @@ struct Plan {
 /// O(devices log devices + layers x stages).
 Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDescription& model,
                             const InferenceSettings& settings = {});
+
+/// llama.cpp's row split over every accelerator of `registry`, the first
+/// being the main device, as llama.cpp runs over every visible GPU. The
+/// runtime comes from the settings (default: llama.cpp on the first
+/// device's backend); an error when it has no row split, when fewer than
+/// two accelerators can run the level, or when the model is unknown to it.
+Result<RowSplitEstimate> llama_row_split(const AcceleratorRegistry& registry, const ModelDescription& model,
+                                         const InferenceSettings& settings = {});
 
 /// Plans `model` over the nodes of a cluster (several nodes are planned as
 /// one pool of devices): tensor parallelism stays inside one node's
@@ -589,6 +621,9 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r);
 // over the fabric.
 double tensor_parallel_s(const Fleet& f, const CostModel& c, const Stage& st, std::uint32_t t, double tokens);
 double pipeline_hops_s(const Fleet& f, const CostModel& c, const Replica& r, double tokens);
+// llama.cpp's row split over `devices` (the first is the main one); nullopt
+// when the runtime has none or a device lacks a bandwidth.
+std::optional<RowSplitEstimate> row_split_estimate(const CostModel& c, std::span<const Device* const> devices);
 Layout place(const Fleet& f, const CostModel& c, const InferenceSettings& s);
 void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan);
 PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r);

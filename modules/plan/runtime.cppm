@@ -86,6 +86,10 @@ struct RuntimeProfile {
   /// Devices that exchange activations hold NCCL/RCCL buffers (vLLM, SGLang,
   /// TensorRT-LLM); llama.cpp copies between devices without them.
   bool collective_buffers = true;
+  /// llama.cpp's row split (--split-mode row): per split matrix product and
+  /// per device beyond the main one, the time to hand that device the input
+  /// and gather its rows back. 0 where the runtime has no row split.
+  double row_split_sync_us = 0;
 
   bool calibrated() const noexcept { return calibration_points > 0; }
 };

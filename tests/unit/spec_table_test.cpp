@@ -45,6 +45,7 @@ struct ArchLimits {
 const std::map<std::string, ArchLimits, std::less<>>& limits() {
   static const std::map<std::string, ArchLimits, std::less<>> table = {
       // NVIDIA
+      {"Pascal", {{300, 750}, {5, 13}, none, none, none, {20, 50}}},
       {"Volta", {{800, 1000}, {10, 20}, none, {100, 130}, none, none}},
       {"Turing", {{150, 700}, {5, 17}, none, {20, 70}, none, {60, 240}}},
       {"Ampere", {{190, 2100}, {4, 41}, {15, 320}, {15, 320}, none, {30, 640}}},

@@ -463,4 +463,142 @@ TEST(SpeedModel, ServingThroughputMeetsTheValidationTargets) {
   EXPECT_LE(median(calibration_errors), 0.15);
 }
 
+// llama.cpp's row split: the pairs of tests/data/speed/row_split.json that
+// plan. Each gives the row split's step as base + sync x k, where k is the
+// split products times the extra devices; the one parameter is the
+// least-squares fit of the relative error over them.
+struct RowSplitPair {
+  std::string devices;
+  std::string model;
+  QuantizationLevel quantization = QuantizationLevel::q4_0;
+  double layer = 0;
+  double row = 0;
+};
+
+std::vector<RowSplitPair> row_split_pairs(std::size_t& unplanned) {
+  static simdjson::dom::parser parser;
+  auto doc = parser.load(data_path("row_split.json"));
+  EXPECT_EQ(doc.error(), simdjson::SUCCESS);
+  std::vector<RowSplitPair> out;
+  unplanned = 0;
+  const simdjson::dom::array pairs = doc["pairs"].get_array().value();
+  for (auto r : pairs) {
+    EXPECT_FALSE(r["source"].get_string().value().empty());
+    if (!r["planned"].get_bool().value()) {
+      ++unplanned;
+      continue;
+    }
+    auto quant = parse_quantization(r["quantization"].get_string().value());
+    EXPECT_TRUE(quant.has_value());
+    if (!quant) continue;
+    out.push_back({std::string(r["devices"].get_string().value()), std::string(r["model"].get_string().value()),
+                   *quant, r["layer_tokens_per_s"].get_double().value(), r["row_tokens_per_s"].get_double().value()});
+  }
+  return out;
+}
+
+// Seconds per token of a row split under the llama.cpp CUDA profile with its
+// synchronisation set to `sync_us`.
+std::optional<double> row_split_step(const RowSplitPair& pair, double sync_us) {
+  auto registry = hypothetical_registry(pair.devices);
+  auto model = catalogue_model(pair.model);
+  if (!registry || !model) return std::nullopt;
+  RuntimeProfile profile = runtime_profile(Runtime::llama_cpp_cuda);
+  profile.row_split_sync_us = sync_us;
+  InferenceSettings s;
+  s.quantization = pair.quantization;
+  s.context = 512;  // a short chat; neither source gives its length
+  s.reserve_fraction = 0;
+  s.profile = profile;
+  auto estimate = llama_row_split(*registry, *model, s);
+  if (!estimate || !estimate->decode_tokens_per_s) return std::nullopt;
+  EXPECT_TRUE(estimate->fits) << pair.devices << " " << pair.model;
+  return 1.0 / *estimate->decode_tokens_per_s;
+}
+
+TEST(SpeedModel, RowSplitSyncIsTheFitOfItsPairs) {
+  std::size_t unplanned = 0;
+  const auto pairs = row_split_pairs(unplanned);
+  ASSERT_GE(pairs.size(), 2u);
+  // Least squares of (base + sync k) / measured - 1 over the pairs.
+  double num = 0, den = 0;
+  std::vector<std::pair<double, double>> terms;  // base, k (seconds per us of sync)
+  for (const auto& pair : pairs) {
+    // The step is linear in the synchronisation (a zero one means no row split).
+    const auto one = row_split_step(pair, 1.0);
+    const auto two = row_split_step(pair, 2.0);
+    ASSERT_TRUE(one && two) << pair.devices << " " << pair.model << " does not plan";
+    const double measured = 1.0 / pair.row;
+    const double k = *two - *one;
+    const double base = *one - k;
+    terms.emplace_back(base, k);
+    num += k / measured * (1.0 - base / measured);
+    den += (k / measured) * (k / measured);
+  }
+  const double sync_us = std::max(0.0, num / den);
+  std::printf("llama.cpp row split: %zu pairs planned (%zu kept for reference), synchronisation %.1f us per split "
+              "product and extra device\n",
+              pairs.size(), unplanned, sync_us);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const double predicted = 1.0 / (terms[i].first + sync_us * terms[i].second);
+    // The layer split of the same devices, through the speed model's plan.
+    auto registry = hypothetical_registry(pairs[i].devices);
+    InferenceSettings s;
+    s.quantization = pairs[i].quantization;
+    s.context = 512;
+    s.reserve_fraction = 0;
+    s.allow_cpu_offload = false;
+    s.runtime = Runtime::llama_cpp_cuda;
+    auto plan = plan_inference(*registry, catalogue_model(pairs[i].model).value(), s);
+    ASSERT_TRUE(plan && plan->throughput.decode_tokens_per_s);
+    std::printf("  %s %s %s: row measured %.2f predicted %.2f; layer measured %.2f predicted %.2f\n",
+                pairs[i].devices.c_str(), pairs[i].model.c_str(), std::string(to_string(pairs[i].quantization)).c_str(),
+                pairs[i].row, predicted, pairs[i].layer, *plan->throughput.decode_tokens_per_s);
+  }
+  EXPECT_NEAR(runtime_profile(Runtime::llama_cpp_cuda).row_split_sync_us, sync_us, 0.05 + 0.002 * sync_us);
+  EXPECT_EQ(runtime_profile(Runtime::llama_cpp_rocm).row_split_sync_us,
+            runtime_profile(Runtime::llama_cpp_cuda).row_split_sync_us);
+}
+
+TEST(SpeedModel, RowSplitHelpsSlowGpusAndHurtsManyFastOnes) {
+  InferenceSettings s;
+  s.context = 4096;
+  s.reserve_fraction = 0;
+  s.runtime = Runtime::llama_cpp_cuda;
+  const auto speed = [&](std::string_view devices, std::string_view model, QuantizationLevel level) {
+    s.quantization = level;
+    auto registry = hypothetical_registry(devices);
+    EXPECT_TRUE(registry.has_value());
+    auto rs = llama_row_split(*registry, catalogue_model(model).value(), s);
+    EXPECT_TRUE(rs.has_value()) << (rs ? "" : rs.error().message);
+    auto plan = plan_inference(*registry, catalogue_model(model).value(), s);
+    EXPECT_TRUE(plan.has_value());
+    return std::pair{rs ? rs->decode_tokens_per_s.value_or(0) : 0.0,
+                     plan ? plan->throughput.decode_tokens_per_s.value_or(0) : 0.0};
+  };
+  // Slow memory, few GPUs: the bandwidth gained outweighs the hand-overs.
+  const auto [p40_row, p40_layer] = speed("3xTesla-P40", "llama-3.1-70b", QuantizationLevel::q6_k);
+  EXPECT_GT(p40_row, p40_layer);
+  // Eight fast GPUs: seven hand-overs per split product cost more than the
+  // bandwidth saves.
+  const auto [h100_row, h100_layer] = speed("8xH100-PCIe-80GB", "llama-3.1-70b", QuantizationLevel::q4_k_m);
+  EXPECT_LT(h100_row, h100_layer);
+  // No row split for Vulkan or vLLM.
+  auto registry = hypothetical_registry("2xRTX-4090");
+  s.quantization = QuantizationLevel::q4_k_m;
+  s.runtime = Runtime::llama_cpp_vulkan;
+  auto vulkan = llama_row_split(*registry, catalogue_model("llama-3.1-8b").value(), s);
+  ASSERT_FALSE(vulkan.has_value());
+  EXPECT_NE(vulkan.error().message.find("no row split"), std::string::npos);
+  // A plan over several GPUs under llama.cpp carries the estimate.
+  s.runtime = Runtime::llama_cpp_cuda;
+  s.quantization = QuantizationLevel::q6_k;  // 54 GiB: all three GPUs
+  auto registry2 = hypothetical_registry("3xTesla-P40");
+  auto plan = plan_inference(*registry2, catalogue_model("llama-3.1-70b").value(), s);
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_TRUE(plan->throughput.llama_row_split.has_value());
+  EXPECT_EQ(plan->throughput.llama_row_split->devices, 3u);
+  EXPECT_TRUE(plan->throughput.llama_row_split->fits);
+}
+
 }  // namespace

@@ -96,6 +96,12 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
     out += fmt::format("              runtime {}: 80% interval {}-{} tok/s per sequence{}\n", t.runtime,
                        rate_text(t.decode_tokens_per_s_low), rate_text(t.decode_tokens_per_s_high),
                        t.runtime_calibrated ? "" : " (profile not calibrated)");
+  if (const auto& rs = t.llama_row_split; rs && rs->decode_tokens_per_s)
+    out += fmt::format("              llama.cpp --split-mode row over these {} GPUs: decode {} tok/s (80% interval {}-{}){}\n",
+                       rs->devices, rate_text(rs->decode_tokens_per_s), rate_text(rs->decode_tokens_per_s_low),
+                       rate_text(rs->decode_tokens_per_s_high),
+                       rs->fits ? "" : fmt::format(", does not fit: the first GPU would hold {}",
+                                                   bytes_text(rs->main_device_bytes)));
   if (t.prefill_tokens_per_s)
     out += fmt::format("              prefill {} tok/s, bound by {}\n", rate_text(t.prefill_tokens_per_s),
                        t.prefill_bottleneck);
