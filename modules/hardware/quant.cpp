@@ -111,9 +111,10 @@ constexpr std::array<QuantizationInfo, 25> levels = {{
     {Q::nf4, "nf4", "NF4", F::integer, nf4_double_quant, ComputeType::fp16, true, std::nullopt, 52,
      "bitsandbytes 4-bit NormalFloat in blocks of 64 with double-quantized absmax scales: 4.127 bits "
      "per weight"},
-    {Q::mxfp4, "mxfp4", "MXFP4", F::floating, mxfp4_block, ComputeType::bf16, true, std::nullopt, 57,
+    {Q::mxfp4, "mxfp4", "MXFP4", F::floating, mxfp4_block, ComputeType::bf16, true, 38u, 57,
      "OCP microscaling FP4: blocks of 32 E2M1 values with an E8M0 scale (4.25 bits per weight) for the routed "
-     "experts of a MoE model (all linear layers of a dense one), bf16 elsewhere: gpt-oss's checkpoint format"},
+     "experts of a MoE model (all linear layers of a dense one), bf16 elsewhere: gpt-oss's checkpoint format, and "
+     "llama.cpp's MXFP4_MOE file type (38)"},
     {Q::q8_0, "q8_0", "Q8_0", F::gguf, enc(GgmlType::q8_0), ComputeType::fp16, true, 7u, 79,
      "llama.cpp Q8_0: blocks of 32 int8 weights with an fp16 scale (8.5 bits per weight)"},
     {Q::q6_k, "q6_k", "Q6_K", F::gguf, enc(GgmlType::q6_k), ComputeType::fp16, true, 18u, 70,

@@ -104,13 +104,15 @@ std::uint32_t expert_parallel_degree(const ModelArchitecture& a, const Inference
 }
 
 // The runtime the speeds assume: the settings' own profile or runtime, else
-// the default for the first accelerator's backend (the CPU's when none).
-const RuntimeProfile& profile_for(const Fleet& f, QuantizationLevel level, const InferenceSettings& s) {
+// the default for the first accelerator's backend (the CPU's when none); a
+// model read from a GGUF file runs under llama.cpp whatever its level.
+const RuntimeProfile& profile_for(const Fleet& f, QuantizationLevel level, const InferenceSettings& s,
+                                  const ModelDescription& model) {
   if (s.profile) return *s.profile;
   if (s.runtime) return runtime_profile(*s.runtime);
   const Backend backend =
       f.accelerators.empty() || !f.accelerators.front().profile ? Backend::cpu : f.accelerators.front().profile->backend;
-  return runtime_profile(default_runtime(backend, level));
+  return runtime_profile(default_runtime(backend, level, model.source == ModelSource::gguf));
 }
 
 // A server's speed for `requested` concurrent requests per replica: the KV
@@ -197,7 +199,7 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   cost->expert_parallel = s.expert_parallel;
   cost->full_kv_every_layer = s.full_kv_every_layer;
   Fleet f = gather(machines, level, s.reserve_fraction, s.device_specs);
-  cost->profile = &profile_for(f, level, s);
+  cost->profile = &profile_for(f, level, s, model);
   const CostModel& c = *cost;
   if (f.accelerators.empty() && f.several_nodes())
     return fail(ErrorKind::unsupported,
@@ -539,7 +541,7 @@ Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDes
     const Fleet f = gather(machines, level, settings.reserve_fraction, settings.device_specs);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;
-    cost->profile = &profile_for(f, level, settings);
+    cost->profile = &profile_for(f, level, settings, model);
     const Layout l = place(f, *cost, settings);
     if (!l.fits) continue;
     bool offload = false;
@@ -652,7 +654,7 @@ Result<RowSplitEstimate> llama_row_split(const AcceleratorRegistry& registry, co
   if (!cost) return fail(cost.error());
   cost->full_kv_every_layer = settings.full_kv_every_layer;
   const Fleet f = gather(machines_of(registry), level, settings.reserve_fraction, settings.device_specs);
-  cost->profile = &profile_for(f, level, settings);
+  cost->profile = &profile_for(f, level, settings, model);
   if (cost->profile->row_split_sync_us <= 0)
     return fail(ErrorKind::unsupported, text::cat(cost->profile->name,
                                                   " has no row split (llama.cpp on CUDA or ROCm has)"));

@@ -57,8 +57,8 @@ Result<Runtime> parse_runtime(std::string_view name) {
                         "; valid: ", names));
 }
 
-Runtime default_runtime(Backend backend, QuantizationLevel level) noexcept {
-  const bool gguf = info(level).family == QuantizationFamily::gguf;
+Runtime default_runtime(Backend backend, QuantizationLevel level, bool gguf_file) noexcept {
+  const bool gguf = gguf_file || info(level).family == QuantizationFamily::gguf;
   switch (backend) {
     case Backend::cuda: return gguf ? Runtime::llama_cpp_cuda : Runtime::vllm;
     case Backend::rocm: return gguf ? Runtime::llama_cpp_rocm : Runtime::vllm_rocm;

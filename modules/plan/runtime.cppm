@@ -101,10 +101,11 @@ const RuntimeProfile& runtime_profile(Runtime runtime) noexcept;
 std::span<const RuntimeProfile> runtime_profiles() noexcept;
 
 /// The runtime a plan assumes when none is given: llama.cpp on the
-/// device's backend for GGUF levels (Vulkan for GPUs it has no native
-/// backend for), MLX for other levels on Apple GPUs, llama.cpp on the CPU
-/// for CPU-only plans, vLLM on ROCm for AMD GPUs, vLLM otherwise.
-Runtime default_runtime(Backend backend, QuantizationLevel level) noexcept;
+/// device's backend for GGUF levels and for a model read from a GGUF file
+/// (Vulkan for GPUs it has no native backend for), MLX for other levels on
+/// Apple GPUs, llama.cpp on the CPU for CPU-only plans, vLLM on ROCm for AMD
+/// GPUs, vLLM otherwise.
+Runtime default_runtime(Backend backend, QuantizationLevel level, bool gguf_file = false) noexcept;
 
 /// One published (or a user's own) measurement of single-sequence decode
 /// speed, for fitting and checking a profile.

@@ -249,6 +249,26 @@ TEST(PlanFiles, GgufHeaderGivesExactParametersAndBytes) {
   EXPECT_EQ(tied.stored->level, QuantizationLevel::q4_0);
 }
 
+TEST(PlanFiles, GgufMxfp4FileTypeRunsUnderLlamaCpp) {
+  // llama.cpp's MXFP4_MOE file type (38), gpt-oss's GGUFs: the level is
+  // MXFP4, the bytes the file's own, and the plan's runtime llama.cpp
+  // although MXFP4 alone would default to vLLM on CUDA.
+  TempDir dir;
+  const auto m = read_gguf(tiny_gguf(dir.path() / "mxfp4.gguf", GgmlType::mxfp4, 38)).value();
+  ASSERT_TRUE(m.stored);
+  EXPECT_EQ(m.stored->level, QuantizationLevel::mxfp4);
+  auto registry = hypothetical_registry("1xRTX-4090");
+  ASSERT_TRUE(registry.has_value());
+  InferenceSettings s;
+  s.context = 1024;
+  auto plan = plan_inference(*registry, m, s);
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  EXPECT_EQ(plan->quantization, QuantizationLevel::mxfp4);
+  EXPECT_EQ(plan->throughput.runtime, "llama.cpp-cuda");
+  EXPECT_EQ(default_runtime(Backend::cuda, QuantizationLevel::mxfp4), Runtime::vllm);
+  EXPECT_EQ(default_runtime(Backend::cuda, QuantizationLevel::mxfp4, true), Runtime::llama_cpp_cuda);
+}
+
 Error gguf_error(const std::string& bytes, std::uint64_t pad = 0) {
   TempDir dir;
   const auto path = dir.path() / "bad.gguf";
