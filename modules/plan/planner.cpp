@@ -306,8 +306,9 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     tp.decode_tokens_per_s_low = std::min(*tp.decode_tokens_per_s * c.profile->interval_low, ceiling);
     tp.decode_tokens_per_s_high = std::min(*tp.decode_tokens_per_s * c.profile->interval_high, ceiling);
   }
-  if (first.tp == 1 && first.stages.size() > 1) {
+  if (c.profile->row_split_sync_us > 0 && first.tp == 1 && first.stages.size() > 1) {
     std::vector<const Device*> devices;
+    devices.reserve(first.stages.size());
     for (const auto& st : first.stages)
       if (st.group) devices.push_back(&f.accelerators[st.group->members.front()]);
     if (devices.size() == first.stages.size()) tp.llama_row_split = row_split_estimate(c, devices);
@@ -375,8 +376,8 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
                          c.profile->name,
                          ") with flash attention (no context x context scores), plus fp32 logits"));
   if (c.embedding_on_host() && c.layout.embedding_bytes > 0 && !f.accelerators.empty())
-    as.push_back(text::cat("weights: the token embedding (", std::round(static_cast<double>(c.layout.embedding_bytes) / (1024.0 * 1024 * 1024) * 100) / 100,
-                           " GiB) stays in host memory, as llama.cpp keeps its input layer on the CPU",
+    as.push_back(text::cat("weights: the token embedding (", gib(c.layout.embedding_bytes),
+                           ") stays in host memory, as llama.cpp keeps its input layer on the CPU",
                            c.arch.tied_embeddings ? "; tied to the head, it is loaded again beside the last layer" : ""));
   {
     std::map<std::string_view, std::string_view> overheads;
@@ -451,8 +452,8 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
         " us per product and extra GPU, ", std::round(rs->sync_s_per_token * 1e4) / 10, " ms per token): decode ",
         std::round(*rs->decode_tokens_per_s * 10) / 10, " tok/s; ",
         rs->fits ? "it fits" : "it does not fit: the first GPU would need more than it has",
-        " (the first GPU holds ", std::round(static_cast<double>(rs->main_device_bytes) / (1024.0 * 1024 * 1024) * 10) / 10,
-        " GiB); only builds that still have it: recent CUDA and HIP builds refuse it (\"does not support split "
+        " (the first GPU holds ", gib(rs->main_device_bytes),
+        "); only builds that still have it: recent CUDA and HIP builds refuse it (\"does not support split "
         "buffers\")"));
   as.push_back(text::cat("memory bandwidth: ", tp.bandwidth_source));
   if (!tp.decode_tokens_per_s)

@@ -360,6 +360,13 @@ inline std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
 
 inline std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return b == 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
 
+// Extra reads of the KV cache per token under `p`: with flash attention off,
+// ggml's products broadcast a grouped-query KV head over its query heads.
+inline double kv_rereads(const ModelArchitecture& a, const RuntimeProfile& p) {
+  return p.kv_read_per_query_head && !a.mla && a.kv_heads > 0 ? static_cast<double>(a.attention_heads) / a.kv_heads - 1.0
+                                                              : 0.0;
+}
+
 inline std::string gib(std::uint64_t bytes) {
   const double g = static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
   return text::cat(std::round(g * 10) / 10, " GiB");
@@ -449,6 +456,11 @@ struct CostModel {
   const RuntimeProfile* profile = nullptr;      // the accelerators' runtime; never null once planning
 
   std::uint64_t layers() const { return layout.layer_bytes.size(); }
+  // Quantized weights are unpacked in the kernels on every read: the integer
+  // and GGUF block formats, and MXFP4 among the floating ones.
+  bool weights_unpacked() const {
+    return info(level).family != QuantizationFamily::floating || level == QuantizationLevel::mxfp4;
+  }
   bool embedding_on_host() const { return profile && profile->token_embedding_on_host; }
   bool collective_buffers() const { return !profile || profile->collective_buffers; }
   // The token embedding the first device stage holds.

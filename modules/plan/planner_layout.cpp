@@ -218,8 +218,7 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
   DecodeTime out;
   const auto& a = c.arch;
   const double b = static_cast<double>(c.batch);
-  // MXFP4 weights are unpacked in the kernels like the integer block formats.
-  const bool quantized = info(c.level).family != QuantizationFamily::floating || c.level == QuantizationLevel::mxfp4;
+  const bool quantized = c.weights_unpacked();
   double total = 0, ceiling = 0, mem = 0, compute = 0, comm = 0, host = 0;
   for (const auto& st : r.stages) {
     const std::uint32_t t = st.group ? r.tp : 1;
@@ -237,15 +236,13 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
       bytes += static_cast<double>(c.head_read_bytes()) / t;
       params += c.head_params;
     }
-    const double kv_rereads = profile.kv_read_per_query_head && !a.mla && a.kv_heads > 0
-                                  ? static_cast<double>(a.attention_heads) / a.kv_heads - 1.0
-                                  : 0.0;
+    const double rereads = kv_rereads(a, profile);
     // Attention over the tokens each layer keeps: windowed layers attend to fewer.
     const double flops = (2.0 * b * params + 4.0 * b * static_cast<double>(c.kv_tokens(st.first_layer, st.layer_count)) *
                                                  static_cast<double>(a.q_width())) /
                          t;
     const double memory_at_peak = bytes / (*sp.bandwidth_gbps * 1e9);
-    const double read_at_peak = (bytes + kv * kv_rereads) / (*sp.bandwidth_gbps * 1e9);
+    const double read_at_peak = (bytes + kv * rereads) / (*sp.bandwidth_gbps * 1e9);
     // Unpacking runs once per weight read, shared by the batch.
     const double dequant_per_op = quantized && sp.vector_tflops ? params / t / (*sp.vector_tflops * 1e12) : 0.0;
     const double layers = static_cast<double>(st.layer_count);

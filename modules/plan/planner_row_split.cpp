@@ -75,14 +75,11 @@ std::optional<RowSplitEstimate> row_split_estimate(const CostModel& c, std::span
   const auto& a = c.arch;
   const double active_layers = static_cast<double>(c.active_weight_prefix[layers]);
   const double active_experts = std::max(0.0, active_layers - static_cast<double>(dense_bytes));
-  const double kv_rereads = p.kv_read_per_query_head && !a.mla && a.kv_heads > 0
-                                ? static_cast<double>(a.attention_heads) / a.kv_heads - 1.0
-                                : 0.0;
-  const double kv_read = static_cast<double>(c.kv_read(1, 0, layers)) * (1.0 + kv_rereads);
+  const double kv_read = static_cast<double>(c.kv_read(1, 0, layers)) * (1.0 + kv_rereads(a, p));
   const double split_read = static_cast<double>(dense_bytes) + static_cast<double>(c.head_read_bytes());
   const double params = c.active_param_prefix[layers] + c.head_params;
   const double split_params = params * (split_read / std::max(1.0, split_read + active_experts));
-  const bool quantized = info(c.level).family != QuantizationFamily::floating || c.level == QuantizationLevel::mxfp4;
+  const bool quantized = c.weights_unpacked();
   double rows_s = 0, dequant_s = 0;
   for (const Device* d : devices) {
     const double share = static_cast<double>(d->capacity) / capacity;
