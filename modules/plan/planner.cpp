@@ -200,6 +200,7 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   cost->full_kv_every_layer = s.full_kv_every_layer;
   Fleet f = gather(machines, level, s.reserve_fraction, s.device_specs);
   cost->profile = &profile_for(f, level, s, model);
+  join_pcie_domains(f, *cost->profile);
   const CostModel& c = *cost;
   if (f.accelerators.empty() && f.several_nodes())
     return fail(ErrorKind::unsupported,
@@ -392,11 +393,29 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   as.push_back(text::cat("usable memory: each device's memory less a ", std::round(s.reserve_fraction * 1000) / 10,
                          "% reserve", f.unified_memory ? "; Apple GPUs get 75% of unified memory (Metal's working set)" : ""));
   if (f.accelerators.size() > 1) {
-    bool any_domain = false;
-    for (const auto& dom : f.domains) any_domain |= dom.members.size() > 1;
-    if (!any_domain)
-      as.push_back("no NVLink/xGMI/ICI links between the devices in the registry: they are treated as PCIe-only "
-                   "(pipeline stages, no tensor parallelism)");
+    bool any_domain = false, pcie_domain = false;
+    for (const auto& dom : f.domains) {
+      any_domain |= dom.members.size() > 1 && !dom.pcie;
+      pcie_domain |= dom.pcie;
+    }
+    const Stage* sharded = nullptr;  // a stage of replica 0 whose ranks talk over PCIe
+    for (const auto& st : first.stages)
+      if (first.tp > 1 && st.group && f.domains[f.accelerators[st.group->members.front()].domain].pcie) sharded = &st;
+    if (sharded) {
+      const auto link = link_of(f, *sharded);
+      as.push_back(text::cat(
+          "devices that no NVLink/xGMI/ICI link joins: ", c.profile->name,
+          " runs tensor parallelism between them over PCIe (NCCL all-reduce ", std::round(pcie_allreduce_latency_s * 1e6),
+          " us + 2(t-1)/t x message / ",
+          link ? text::cat(std::round(*link * 10) / 10, " GB/s, the host link") : std::string("an unknown host link: latency only"),
+          ")"));
+    } else if (!any_domain) {
+      as.push_back(pcie_domain ? text::cat("no NVLink/xGMI/ICI links between the devices in the registry: PCIe only, "
+                                           "over which ", c.profile->name, " could shard layers at ",
+                                           std::round(pcie_allreduce_latency_s * 1e6), " us per all-reduce; this plan does not")
+                               : std::string("no NVLink/xGMI/ICI links between the devices in the registry: they are "
+                                             "treated as PCIe-only (pipeline stages, no tensor parallelism)"));
+    }
   }
   if (f.several_nodes()) {
     as.push_back(text::cat("nodes: ", f.node_names.size(), " given, ", plan.nodes.size(), " used; ",
@@ -539,10 +558,11 @@ Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDes
     if (!cost) return fail(cost.error());
     cost->expert_parallel = settings.expert_parallel;
     cost->full_kv_every_layer = settings.full_kv_every_layer;
-    const Fleet f = gather(machines, level, settings.reserve_fraction, settings.device_specs);
+    Fleet f = gather(machines, level, settings.reserve_fraction, settings.device_specs);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;
     cost->profile = &profile_for(f, level, settings, model);
+    join_pcie_domains(f, *cost->profile);
     const Layout l = place(f, *cost, settings);
     if (!l.fits) continue;
     bool offload = false;

@@ -345,6 +345,9 @@ void write_json(json::Writer& out, const Plan& plan);
 namespace hwaccel::planner_detail {
 
 inline constexpr double allreduce_latency_s = 10e-6;
+// NCCL's all-reduce of a few bytes over 8 GPUs that only PCIe joins: 42 us on
+// RTX 4090s (NVIDIA/nccl#1530), 54 us on RTX 3090s (NVIDIA/nccl#1439).
+inline constexpr double pcie_allreduce_latency_s = 40e-6;
 inline constexpr double pipeline_hop_latency_s = 20e-6;
 inline constexpr double apple_gpu_share = 0.75;  // Metal's recommended working set on Apple silicon
 inline constexpr std::uint64_t max_plan_context = 1ull << 24;
@@ -389,6 +392,7 @@ struct Device {
 struct Domain {
   std::vector<std::uint32_t> members;  // device indices, registry order
   std::optional<double> link_gbps;     // per device, per direction
+  bool pcie = false;                   // joined by PCIe alone (join_pcie_domains)
 };
 
 // Reasons devices were left out, counted, so 10 000 devices give one line each.
@@ -621,6 +625,10 @@ struct PrefillTime {
 Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, double reserve,
              const DeviceSpecSet* extra = nullptr);
 Fleet gather(const Machines& machines, QuantizationLevel level, double reserve, const DeviceSpecSet* extra = nullptr);
+// For a runtime with tensor parallelism over PCIe: identical accelerators of
+// one node that no high-bandwidth link joins become one PCIe domain,
+// at the slowest member's host link. Nothing changes for other runtimes.
+void join_pcie_domains(Fleet& f, const RuntimeProfile& runtime);
 std::uint32_t node_of(const Fleet& f, const Stage& st);
 Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch);
 StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head);

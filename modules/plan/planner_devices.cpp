@@ -14,6 +14,7 @@ module;
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -291,6 +292,49 @@ Machines machines_of(const Cluster& cluster) {
   m.shared = &cluster.shared_domains;
   m.named_hosts = cluster.named_hosts;
   return m;
+}
+
+void join_pcie_domains(Fleet& f, const RuntimeProfile& runtime) {
+  if (!runtime.tensor_parallel_over_pcie || f.accelerators.size() < 2) return;
+  // Identical devices of one node: tensor parallelism runs at the pace of
+  // the slowest rank, so mixed cards keep splitting layers.
+  using Key = std::tuple<std::uint32_t, Backend, std::string_view, std::uint64_t>;  // node, backend, name, memory
+  const auto key_of = [&](const Domain& d) {
+    const Device& dev = f.accelerators[d.members.front()];
+    return Key{dev.node, dev.profile->backend, dev.profile->name, dev.memory};
+  };
+  std::map<Key, std::uint32_t> singles;
+  for (const auto& d : f.domains)
+    if (d.members.size() == 1) ++singles[key_of(d)];
+  if (std::none_of(singles.begin(), singles.end(), [](const auto& kv) { return kv.second > 1; })) return;
+  // A GPU's link at idle often trains down to a slower speed: the maximum is what it runs at.
+  const auto host_link = [&](std::uint32_t i) -> std::optional<double> {
+    const Device& dev = f.accelerators[i];
+    if (dev.profile->pcie)
+      if (auto bw = dev.profile->pcie->max_bandwidth_gbps()) return bw;
+    return dev.spec ? dev.spec->host_link_gbps() : std::nullopt;
+  };
+  std::vector<Domain> joined;
+  joined.reserve(f.domains.size());
+  std::vector<std::uint32_t> new_index(f.domains.size());
+  std::map<Key, std::uint32_t> pcie_domain;
+  for (std::size_t d = 0; d < f.domains.size(); ++d) {
+    Domain& dom = f.domains[d];
+    if (dom.members.size() != 1 || singles[key_of(dom)] < 2) {
+      new_index[d] = static_cast<std::uint32_t>(joined.size());
+      joined.push_back(std::move(dom));
+      continue;
+    }
+    const auto [it, first] = pcie_domain.emplace(key_of(dom), static_cast<std::uint32_t>(joined.size()));
+    if (first) joined.push_back(Domain{.members = {}, .link_gbps = std::nullopt, .pcie = true});
+    Domain& into = joined[it->second];
+    const std::uint32_t member = dom.members.front();
+    into.members.push_back(member);
+    if (const auto link = host_link(member)) into.link_gbps = into.link_gbps ? std::min(*into.link_gbps, *link) : *link;
+    new_index[d] = it->second;
+  }
+  for (auto& dev : f.accelerators) dev.domain = new_index[dev.domain];
+  f.domains = std::move(joined);
 }
 
 std::uint32_t node_of(const Fleet& f, const Stage& st) {

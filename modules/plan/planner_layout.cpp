@@ -193,14 +193,16 @@ double tensor_parallel_s(const Fleet& f, const CostModel& c, const Stage& st, st
   const double message = tokens * static_cast<double>(a.hidden_size) * 2;
   const auto link = link_of(f, st);
   const double bandwidth = link ? *link * 1e9 : 0.0;
-  const double allreduce = allreduce_latency_s + (link ? 2.0 * (t - 1) / t * message / bandwidth : 0.0);
+  const bool pcie = st.group && f.domains[f.accelerators[st.group->members.front()].domain].pcie;
+  const double latency = pcie ? pcie_allreduce_latency_s : allreduce_latency_s;
+  const double allreduce = latency + (link ? 2.0 * (t - 1) / t * message / bandwidth : 0.0);
   const double layers = static_cast<double>(st.layer_count);
   if (!c.expert_parallel || !a.moe.is_moe() || a.moe.experts % t != 0) return 2.0 * layers * allreduce;
   // Expert parallel: attention's all-reduce on every layer, the FFN's on
   // dense layers only; each MoE layer sends every token to its k experts
   // and back, a (t-1)/t share of it to other devices.
   const double moe = c.moe_layer_prefix[st.first_layer + st.layer_count] - c.moe_layer_prefix[st.first_layer];
-  const double all_to_all = allreduce_latency_s + (link ? static_cast<double>(t - 1) / t * message *
+  const double all_to_all = latency + (link ? static_cast<double>(t - 1) / t * message *
                                                                static_cast<double>(a.moe.experts_per_token) / bandwidth
                                                         : 0.0);
   return (2.0 * layers - moe) * allreduce + 2.0 * moe * all_to_all;

@@ -240,7 +240,11 @@ Result<InstanceRecommendation> recommend_instances(const ModelDescription& model
             "it would fit with ", joined->strategy.name(), ", but its devices are joined by ",
             inst.interconnect == InstanceInterconnect::pcie ? std::string("PCIe only")
                                                             : text::cat(to_string(inst.interconnect), " in groups of ", group),
-            ", which does not carry tensor parallelism; ", memory_reason(v, *plan, model_bytes));
+            inst.interconnect == InstanceInterconnect::pcie
+                ? text::cat(", over which ", plan->throughput.runtime,
+                            " runs no tensor parallelism (vLLM, SGLang and TensorRT-LLM do); ")
+                : std::string(", which does not carry tensor parallelism; "),
+            memory_reason(v, *plan, model_bytes));
         v.plan = std::move(*plan);
         out.rejected.push_back(std::move(v));
         continue;

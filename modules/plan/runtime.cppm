@@ -90,6 +90,11 @@ struct RuntimeProfile {
   /// per device beyond the main one, the time to hand that device the input
   /// and gather its rows back. 0 where the runtime has no row split.
   double row_split_sync_us = 0;
+  /// Tensor parallelism also runs between devices that only PCIe joins:
+  /// vLLM, SGLang and TensorRT-LLM shard a layer over such GPUs with NCCL
+  /// (its all-reduce then goes through PCIe and the host bridges), where
+  /// llama.cpp splits layers instead.
+  bool tensor_parallel_over_pcie = false;
 
   bool calibrated() const noexcept { return calibration_points > 0; }
 };

@@ -47,9 +47,10 @@ Result<DecodeTerms> decode_terms(const DecodeMeasurement& m) {
   auto cost = cost_model(*model, m.quantization, kv_type, s.context, 1);
   if (!cost) return fail(cost.error());
   const Machines machines = machines_of(*registry);
-  const Fleet f = gather(machines, m.quantization, s.reserve_fraction);
+  Fleet f = gather(machines, m.quantization, s.reserve_fraction);
   // The terms depend on the runtime only through how it reads the KV cache.
   cost->profile = &runtime_profile(m.runtime);
+  join_pcie_domains(f, *cost->profile);
   const Layout l = place(f, *cost, s);
   if (!l.fits)
     return fail(ErrorKind::unsupported, text::cat(m.model, " at ", to_string(m.quantization), " does not fit ",

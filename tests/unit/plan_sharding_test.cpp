@@ -198,6 +198,42 @@ TEST(PlanSharding, PcieOnlyDevicesSplitLayersByFreeMemory) {
   EXPECT_EQ(p.launch.visible_devices, "CUDA_VISIBLE_DEVICES=1,0");
 }
 
+TEST(PlanSharding, ServingRuntimesShardTensorsOverPcie) {
+  // Llama 3.1 70B in FP8 (70 GB) on four L40S, which no NVLink joins.
+  InferenceSettings s;
+  s.quantization = QuantizationLevel::fp8_e4m3;
+  s.objective = PlanObjective::latency;
+  s.runtime = Runtime::trtllm;
+  const auto registry = devices("4xL40S-48GB");
+  const auto served = plan_inference(registry, model("llama-3.1-70b"), s).value();
+  check_invariants(served);
+  // TensorRT-LLM (like vLLM and SGLang) shards each layer over PCIe with NCCL.
+  EXPECT_EQ(served.strategy.tensor_parallel, 4u);
+  EXPECT_EQ(served.strategy.pipeline_parallel, 1u);
+  bool over_pcie = false;
+  for (const auto& a : served.assumptions)
+    over_pcie |= a.find("over PCIe (NCCL all-reduce 40 us") != std::string::npos && a.find("31.5 GB/s") != std::string::npos;
+  EXPECT_TRUE(over_pcie) << ::testing::PrintToString(served.assumptions);
+
+  // Each token pays 2 all-reduces per layer at PCIe latency: 80 layers x 2 x 40 us.
+  ASSERT_TRUE(served.throughput.decode_tokens_per_s);
+  EXPECT_LT(*served.throughput.decode_tokens_per_s, 1.0 / (80 * 2 * 40e-6));
+
+  // llama.cpp splits layers on the same cards.
+  s.runtime = Runtime::llama_cpp_cuda;
+  s.quantization = QuantizationLevel::q8_0;
+  const auto layered = plan_inference(registry, model("llama-3.1-70b"), s).value();
+  check_invariants(layered);
+  EXPECT_EQ(layered.strategy.tensor_parallel, 1u);
+  EXPECT_GT(layered.strategy.pipeline_parallel, 1u);
+
+  // Mixed cards keep splitting layers, whatever the runtime.
+  s.runtime = Runtime::vllm;
+  s.quantization = QuantizationLevel::fp16;
+  const auto mixed = plan_inference(devices("1xT4-16GB+1xRTX-4090"), model("llama-2-13b"), s).value();
+  EXPECT_EQ(mixed.strategy.tensor_parallel, 1u);
+}
+
 AcceleratorRegistry with_host(AcceleratorRegistry r, std::uint64_t memory) {
   DeviceProfile cpu;
   cpu.backend = Backend::cpu;

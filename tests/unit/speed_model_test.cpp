@@ -517,12 +517,14 @@ TEST(SpeedModel, ServingThroughputMeetsTheValidationTargets) {
   const double coverage = errors.empty() ? 0 : static_cast<double>(inside) / static_cast<double>(errors.size());
   std::printf("serving calibration: %zu rows, median absolute error %.1f%%\n", calibration_errors.size(),
               median(calibration_errors) * 100);
-  std::printf("serving validation: %zu rows (%zu do not plan), median absolute error %.1f%%, %.1f%% inside the 80%% "
-              "interval\n",
-              errors.size(), unplanned, median(errors) * 100, coverage * 100);
+  std::printf("serving validation: %zu rows (%zu do not plan), median absolute error %.1f%%, %.1f%% (%zu) inside the "
+              "80%% interval\n",
+              errors.size(), unplanned, median(errors) * 100, coverage * 100, inside);
   EXPECT_EQ(unplanned, 0u);
   ASSERT_GE(errors.size(), 40u);
   EXPECT_LE(median(errors), 0.30);
+  EXPECT_GE(coverage, 0.70);
+  EXPECT_LE(coverage, 0.90);
   EXPECT_LE(median(calibration_errors), 0.15);
 }
 
