@@ -398,8 +398,8 @@ struct Domain {
 // Reasons devices were left out, counted, so 10 000 devices give one line each.
 struct SkipLog {
   std::map<std::string, std::vector<std::string>> by_reason;
-  void add(const DeviceProfile& d, std::string reason) { by_reason[std::move(reason)].push_back(d.id); }
-  void report(std::vector<std::string>& out) const {
+  inline void add(const DeviceProfile& d, std::string reason) { by_reason[std::move(reason)].push_back(d.id); }
+  inline void report(std::vector<std::string>& out) const {
     for (const auto& [reason, ids] : by_reason) {
       std::string list;
       for (std::size_t i = 0; i < ids.size() && i < 4; ++i) list += (i ? ", " : "") + ids[i];
@@ -417,7 +417,7 @@ struct Machines {
   const std::vector<SharedDomain>* shared = nullptr;
   bool named_hosts = false;
 
-  bool several() const noexcept { return registries.size() > 1; }
+  inline bool several() const noexcept { return registries.size() > 1; }
 };
 
 Machines machines_of(const AcceleratorRegistry& registry);
@@ -435,14 +435,16 @@ struct Fleet {
   std::optional<Fabric> fabric;
   bool named_hosts = false;
 
-  bool several_nodes() const noexcept { return node_names.size() > 1; }
+  inline bool several_nodes() const noexcept { return node_names.size() > 1; }
   // Seconds to move `bytes` from a device of node a to one of node b: 0 on one node.
-  double hop_s(std::uint32_t a, std::uint32_t b, double bytes) const {
+  inline double hop_s(std::uint32_t a, std::uint32_t b, double bytes) const {
     if (a == b || !fabric) return 0.0;
     return fabric->latency_us * 1e-6 + bytes / (fabric->port_gb_per_s() * 1e9);
   }
 };
 
+// Members are `inline` explicitly: in a module interface an in-class
+// definition is not, and the layout search calls them in its inner loops.
 struct CostModel {
   const ModelDescription& model;
   const ModelArchitecture& arch;
@@ -459,32 +461,32 @@ struct CostModel {
   bool expert_parallel = false;                 // InferenceSettings::expert_parallel
   const RuntimeProfile* profile = nullptr;      // the accelerators' runtime; never null once planning
 
-  std::uint64_t layers() const { return layout.layer_bytes.size(); }
+  inline std::uint64_t layers() const { return layout.layer_bytes.size(); }
   // Quantized weights are unpacked in the kernels on every read: the integer
   // and GGUF block formats, and MXFP4 among the floating ones.
-  bool weights_unpacked() const {
+  inline bool weights_unpacked() const {
     return info(level).family != QuantizationFamily::floating || level == QuantizationLevel::mxfp4;
   }
-  bool embedding_on_host() const { return profile && profile->token_embedding_on_host; }
-  bool collective_buffers() const { return !profile || profile->collective_buffers; }
+  inline bool embedding_on_host() const { return profile && profile->token_embedding_on_host; }
+  inline bool collective_buffers() const { return !profile || profile->collective_buffers; }
   // The token embedding the first device stage holds.
-  std::uint64_t stage_embedding_bytes() const { return embedding_on_host() ? 0 : layout.embedding_bytes; }
+  inline std::uint64_t stage_embedding_bytes() const { return embedding_on_host() ? 0 : layout.embedding_bytes; }
   // What the last device stage holds beside its layers: the head, the final
   // norm and the other global tensors; with the embedding on the host, a
   // tied embedding is loaded a second time there as the output layer.
-  std::uint64_t stage_head_bytes() const {
+  inline std::uint64_t stage_head_bytes() const {
     const std::uint64_t tied = embedding_on_host() && arch.tied_embeddings ? layout.embedding_bytes : 0;
     return sat_add(sat_add(layout.head_bytes, layout.other_bytes), tied);
   }
   // Head bytes a decode step reads: a tied embedding is the head's matrix.
-  std::uint64_t head_read_bytes() const {
+  inline std::uint64_t head_read_bytes() const {
     return arch.tied_embeddings ? sat_add(layout.head_bytes, layout.embedding_bytes) : layout.head_bytes;
   }
-  std::uint64_t layer_weights(std::uint64_t first, std::uint64_t count) const {
+  inline std::uint64_t layer_weights(std::uint64_t first, std::uint64_t count) const {
     return weight_prefix[first + count] - weight_prefix[first];
   }
   // KV cache of one layer on one device of a tensor-parallel group of t.
-  std::uint64_t kv_per_layer(std::uint32_t t) const {
+  inline std::uint64_t kv_per_layer(std::uint32_t t) const {
     if (t < kv_by_degree.size() && kv_by_degree[t] != 0) return kv_by_degree[t];
     const std::uint64_t bytes = compute_kv_per_layer(t);
     if (t < kv_by_degree.size()) kv_by_degree[t] = bytes;
@@ -496,12 +498,12 @@ struct CostModel {
   // tensor-parallel group of t: sliding-window and chunked layers hold
   // min(context, window) tokens (kv_token_prefix), the others the context.
   // With full_kv_every_layer, every layer at the full context.
-  std::uint64_t kv_layers(std::uint32_t t, std::uint64_t first, std::uint64_t count) const {
+  inline std::uint64_t kv_layers(std::uint32_t t, std::uint64_t first, std::uint64_t count) const {
     return full_kv_every_layer ? sat_mul(kv_per_layer(t), count) : kv_read(t, first, count);
   }
   // KV bytes a decode step reads in those layers: a windowed layer attends
   // to (and reads) at most its window, however much is allocated.
-  std::uint64_t kv_read(std::uint32_t t, std::uint64_t first, std::uint64_t count) const {
+  inline std::uint64_t kv_read(std::uint32_t t, std::uint64_t first, std::uint64_t count) const {
     const std::uint64_t tokens = kv_tokens(first, count);
     if (tokens == count * context) return sat_mul(kv_per_layer(t), count);  // all full-attention layers
     auto per_token = kv_cache_bytes_per_token_per_layer(arch, kv_type, t);
@@ -509,14 +511,14 @@ struct CostModel {
     return sat_mul(sat_mul(tokens, batch), *per_token);
   }
   // KV tokens one sequence keeps in layers [first, first + count).
-  std::uint64_t kv_tokens(std::uint64_t first, std::uint64_t count) const {
+  inline std::uint64_t kv_tokens(std::uint64_t first, std::uint64_t count) const {
     if (first + count >= kv_token_prefix.size()) return count * context;
     return kv_token_prefix[first + count] - kv_token_prefix[first];
   }
   // Causal (query, key) pairs one sequence's prefill computes in layers
   // [first, first + count): n^2/2 for a full layer, n w - w^2/2 for one
   // sliding within w tokens, n c/2 for one chunked into c-token chunks.
-  double attention_pairs(std::uint64_t first, std::uint64_t count) const {
+  inline double attention_pairs(std::uint64_t first, std::uint64_t count) const {
     const double n = static_cast<double>(context);
     double pairs = 0;
     for (std::uint64_t l = first; l < first + count; ++l) {
@@ -528,7 +530,7 @@ struct CostModel {
     }
     return pairs;
   }
-  std::uint64_t compute_kv_per_layer(std::uint32_t t) const {
+  inline std::uint64_t compute_kv_per_layer(std::uint32_t t) const {
     auto per_token = kv_cache_bytes_per_token_per_layer(arch, kv_type, t);
     if (!per_token) return 0;
     const auto tokens = text::checked_mul(context, batch);
@@ -538,7 +540,7 @@ struct CostModel {
   // Activations of one device of a tensor-parallel group of t, for the
   // runtime's prefill chunk. The memo assumes the profile is set before the
   // first call (it is, before any layout is searched).
-  std::uint64_t activation(std::uint32_t t) const {
+  inline std::uint64_t activation(std::uint32_t t) const {
     if (t < activation_by_degree.size() && activation_by_degree[t] != 0) return activation_by_degree[t];
     const std::uint64_t bytes =
         activation_bytes(arch, context, batch, t, profile ? profile->prefill_chunk_tokens : prefill_chunk_tokens);
@@ -592,15 +594,15 @@ struct Layout {
   std::vector<const Group*> order;
   std::uint64_t idle_devices = 0;
 
-  std::size_t replica_total() const noexcept { return uniform ? replica_count : replicas.size(); }
+  inline std::size_t replica_total() const noexcept { return uniform ? replica_count : replicas.size(); }
   // Stage `stage` of replica `replica`.
-  Stage stage(std::size_t replica, std::size_t stage) const {
+  inline Stage stage(std::size_t replica, std::size_t stage) const {
     if (!uniform) return replicas[replica].stages[stage];
     Stage st = replicas.front().stages[stage];
     if (replica > 0) st.group = order[replica * replicas.front().stages.size() + stage];
     return st;
   }
-  const Replica& shape(std::size_t replica) const { return uniform ? replicas.front() : replicas[replica]; }
+  inline const Replica& shape(std::size_t replica) const { return uniform ? replicas.front() : replicas[replica]; }
 };
 
 struct StageSpeed {

@@ -40,8 +40,10 @@ bool assign_layers(const CostModel& c, std::uint32_t t, std::vector<Stage>& stag
   const std::uint64_t n = c.layers();
   const std::size_t p = stages.size();
   if (p == 0 || p > n) return false;
+  // Most plans have no tensor parallelism: skip the division then.
   const auto cost = [&](std::uint64_t first, std::uint64_t count) {
-    return sat_add(div_up(c.layer_weights(first, count), t), c.kv_layers(t, first, count));
+    const std::uint64_t weights = c.layer_weights(first, count);
+    return sat_add(t == 1 ? weights : div_up(weights, t), c.kv_layers(t, first, count));
   };
   const auto fits_all = [&] {
     for (std::size_t j = 0; j < p; ++j)
@@ -63,9 +65,18 @@ bool assign_layers(const CostModel& c, std::uint32_t t, std::vector<Stage>& stag
     if (j + 1 == p) {
       end = n;
     } else {
+      // The stage ends after the last layer whose midpoint is within its
+      // share; midpoints only grow, so a binary search finds it.
       const double target = total_cost * cumulative_free / total_free;
-      while (end < n - must_leave && static_cast<double>(cost(0, end + 1)) <= target + 0.5 * static_cast<double>(cost(end, 1)))
-        ++end;
+      const auto within = [&](std::uint64_t e) {
+        return static_cast<double>(cost(0, e + 1)) <= target + 0.5 * static_cast<double>(cost(e, 1));
+      };
+      std::uint64_t past = n - must_leave;  // the first end that is not within, or the limit
+      while (end < past) {
+        const std::uint64_t mid = end + (past - end) / 2;
+        if (within(mid)) end = mid + 1;
+        else past = mid;
+      }
     }
     stages[j].first_layer = next;
     stages[j].layer_count = end - next;
