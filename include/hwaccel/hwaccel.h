@@ -265,6 +265,9 @@ HWACCEL_API const char* hwaccel_warning_message(const hwaccel_warning* warning);
  *   params         parameter count instead of a model ("7e9", "70B")
  *   devices        plan for hypothetical devices ("8xH100-SXM-80GB") when
  *                  the registry given is NULL
+ *   device-specs   a JSON file of devices the built-in spec table lacks
+ *                  (docs/planning.md, "Device specs"): names for `devices`,
+ *                  and figures for the registry's devices it matches
  *   reserve        share of each device's memory kept free (0 to 0.95)
  * plan:   quant, kv-dtype, context, batch, objective (throughput|latency),
  *         formats (hf|gguf), offload (true|false)

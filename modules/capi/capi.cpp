@@ -464,7 +464,7 @@ namespace {
 
 // ---- plan and training requests ------------------------------------------
 
-constexpr std::array<std::string_view, 4> common_request_keys = {"model", "params", "devices", "reserve"};
+constexpr std::array<std::string_view, 5> common_request_keys = {"model", "params", "devices", "reserve", "device-specs"};
 constexpr std::array<std::string_view, 7> plan_request_keys = {"quant",     "kv-dtype", "context", "batch",
                                                                "objective", "formats",  "offload"};
 constexpr std::array<std::string_view, 26> train_request_keys = {
@@ -559,8 +559,20 @@ class RequestReader {
     return m;
   }
 
-  // The registry to plan on: the caller's, or the request's hypothetical devices.
-  Result<hwaccel::AcceleratorRegistry> registry(const hwaccel_registry* given) const {
+  // The user device-spec file `device-specs` names (docs/planning.md,
+  // "Device specs"); an empty set (the built-in table alone) without one.
+  Result<hwaccel::DeviceSpecSet> device_specs() const {
+    const std::string* file = get("device-specs");
+    if (!file) return hwaccel::DeviceSpecSet();
+    auto set = hwaccel::read_device_specs(*file);
+    if (!set) return hwaccel::fail(set.error().kind, hwaccel::text::cat(operation_, ": device-specs: ", set.error().message));
+    return set;
+  }
+
+  // The registry to plan on: the caller's, or the request's hypothetical
+  // devices (names from the table or from `extra`).
+  Result<hwaccel::AcceleratorRegistry> registry(const hwaccel_registry* given,
+                                                const hwaccel::DeviceSpecSet& extra = hwaccel::DeviceSpecSet()) const {
     const std::string* devices = get("devices");
     if (given && devices)
       return hwaccel::fail(hwaccel::ErrorKind::invalid_input,
@@ -569,7 +581,7 @@ class RequestReader {
     if (!devices)
       return hwaccel::fail(hwaccel::ErrorKind::invalid_input,
                            hwaccel::text::cat(operation_, ": registry is NULL and no \"devices\" were set"));
-    auto r = hwaccel::hypothetical_registry(*devices);
+    auto r = hwaccel::hypothetical_registry(*devices, extra);
     if (!r) return hwaccel::fail(r.error().kind, hwaccel::text::cat(operation_, ": devices: ", r.error().message));
     return r;
   }
@@ -713,7 +725,10 @@ HWACCEL_API hwaccel_status hwaccel_plan_json(const hwaccel_registry* registry, c
     auto model = reader.model();
     if (!model) return report(error, model.error());
     if (auto v = settings->validate(*model); !v) return report(error, v.error());
-    auto devices = reader.registry(registry);
+    const auto specs = reader.device_specs();
+    if (!specs) return report(error, specs.error());
+    if (!specs->empty()) settings->device_specs = &*specs;
+    auto devices = reader.registry(registry, *specs);
     if (!devices) return report(error, devices.error());
     auto plan = hwaccel::plan_inference(*devices, *model, *settings);
     if (!plan) return report(error, plan.error());
@@ -750,7 +765,9 @@ HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, 
       if (!m) return report(error, m.error());
       auxiliary.reward = std::move(*m);
     }
-    auto devices = reader.registry(registry);
+    const auto specs = reader.device_specs();
+    if (!specs) return report(error, specs.error());
+    auto devices = reader.registry(registry, *specs);
     if (!devices) return report(error, devices.error());
     auto estimate = hwaccel::plan_training(*devices, *model, *settings, auxiliary);
     if (!estimate) return report(error, estimate.error());

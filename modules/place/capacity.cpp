@@ -20,7 +20,8 @@ struct Template {
   std::string kind;
 };
 
-Result<Template> template_node(const Fleet& fleet, std::string_view wanted) {
+// `extra`: a user device-spec file's entries, for a kind that names them.
+Result<Template> template_node(const Fleet& fleet, std::string_view wanted, const DeviceSpecSet* extra) {
   if (wanted.empty()) {
     // The fleet's most common kind of node with accelerators (first seen on a tie).
     std::map<std::string, std::pair<std::uint32_t, const FleetNode*>> kinds;
@@ -41,7 +42,7 @@ Result<Template> template_node(const Fleet& fleet, std::string_view wanted) {
   }
   for (const auto& node : fleet.nodes)
     if (node.registry && node_kind(*node.registry) == wanted) return Template{*node.registry, std::string(wanted)};
-  auto hypothetical = hypothetical_registry(wanted);
+  auto hypothetical = extra ? hypothetical_registry(wanted, *extra) : hypothetical_registry(wanted);
   if (!hypothetical)
     return fail(ErrorKind::invalid_input, text::cat("--node-kind '", text::excerpt(wanted),
                                                     "' is neither a kind of the fleet's nodes nor a device list: ",
@@ -54,7 +55,7 @@ Result<Template> template_node(const Fleet& fleet, std::string_view wanted) {
 
 Result<CapacityReport> what_is_missing(const Fleet& fleet, const ModelDescription& model,
                                        const InferenceSettings& settings_in, const CapacityOptions& options) {
-  auto node = template_node(fleet, options.node_kind);
+  auto node = template_node(fleet, options.node_kind, settings_in.device_specs);
   if (!node) return fail(node.error());
   InferenceSettings settings = settings_in;
   // Capacity counts accelerators: layers in a node's host memory would make

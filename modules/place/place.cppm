@@ -53,7 +53,8 @@ Result<Cluster> cluster_from_fleet(const Fleet& fleet, const BusyDevices& busy =
 
 struct CapacityOptions {
   /// The kind of node to count in: a hypothetical node ("8xH100-SXM-80GB",
-  /// see `hwaccel specs`) or a kind of the fleet (node_kind's names). Empty:
+  /// see `hwaccel specs`, or a device of the settings' device_specs file)
+  /// or a kind of the fleet (node_kind's names). Empty:
   /// the fleet's most common kind of node with accelerators.
   std::string node_kind;
   BusyDevices busy;
@@ -129,6 +130,9 @@ struct UnplacedReplica {
 struct PlacementOptions {
   BusyDevices busy;
   std::optional<Fabric> fabric;
+  /// A user device-spec file's entries (read_device_specs), for nodes whose
+  /// devices the built-in table does not know; must outlive the call.
+  const DeviceSpecSet* device_specs = nullptr;
   /// Above these sizes the search is first-fit decreasing, not exact.
   std::size_t exact_max_replicas = 12;
   std::size_t exact_max_nodes = 12;

@@ -72,8 +72,9 @@ std::string gib_text(std::uint64_t bytes) {
   return text::cat(std::round(static_cast<double>(bytes) / (1024.0 * 1024 * 1024) * 10) / 10, " GiB");
 }
 
-InferenceSettings settings_of(const Workload& w) {
+InferenceSettings settings_of(const Workload& w, const DeviceSpecSet* device_specs = nullptr) {
   InferenceSettings s;
+  s.device_specs = device_specs;
   s.context = w.context;
   s.batch = w.batch;
   s.reserve_fraction = w.reserve_fraction;
@@ -84,8 +85,8 @@ InferenceSettings settings_of(const Workload& w) {
 // The fewest devices of one domain, else the fewest whole nodes, of `kind`
 // that hold a replica.
 Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, const ModelDescription& model,
-                                  const Workload& w, const std::optional<Fabric>& fabric, std::string& why) {
-  InferenceSettings s = settings_of(w);
+                                  const Workload& w, const PlacementOptions& options, std::string& why) {
+  InferenceSettings s = settings_of(w, options.device_specs);
   if (w.quantization) {
     s.quantization = w.quantization;
   } else {
@@ -121,7 +122,7 @@ Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, co
   }
   // Whole nodes (a pipeline over a node's domains, then over several
   // nodes), up to as many as the fleet has of the kind.
-  auto fewest = fewest_nodes(*kind.sample, model, s, kind.nodes, fabric);  // else the node's own fabric
+  auto fewest = fewest_nodes(*kind.sample, model, s, kind.nodes, options.fabric);  // else the node's own fabric
   if (!fewest) return fail(fewest.error());
   if (fewest->nodes && fewest->plan.strategy.cpu_offload_layers == 0)
     return std::optional<Fit>(fit_of(fewest->plan, packing::Option{kind_index, 0, *fewest->nodes}));
@@ -143,7 +144,8 @@ Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Work
   std::vector<packing::Node> nodes;
   for (const auto& node : fleet.nodes) {
     if (!node.registry) continue;
-    auto domains = high_bandwidth_domains(*node.registry);
+    auto domains = options.device_specs ? high_bandwidth_domains(*node.registry, *options.device_specs)
+                                        : high_bandwidth_domains(*node.registry);
     if (domains.empty()) continue;
     std::string label = node_kind(*node.registry);
     std::string key = label;
@@ -192,7 +194,7 @@ Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Work
     std::vector<std::string> reasons;
     for (std::uint32_t k = 0; k < kinds.size(); ++k) {
       std::string why;
-      auto fit = fit_on(kinds[k], k, found->second, w, options.fabric, why);
+      auto fit = fit_on(kinds[k], k, found->second, w, options, why);
       if (!fit) return fail(fit.error().kind, text::cat("workload '", w.name, "': ", fit.error().message));
       if (*fit) {
         fits[wi].fits.push_back(**fit);

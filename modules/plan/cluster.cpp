@@ -198,12 +198,14 @@ Result<std::vector<NodeGroup>> split_node_groups(std::string_view s) {
 
 }  // namespace
 
-Result<Cluster> hypothetical_cluster(std::string_view text_in) {
+Result<Cluster> hypothetical_cluster(std::string_view text) { return hypothetical_cluster(text, DeviceSpecSet()); }
+
+Result<Cluster> hypothetical_cluster(std::string_view text_in, const DeviceSpecSet& extra) {
   const std::string_view s = text::trim(text_in);
   if (s.empty()) return fail(ErrorKind::invalid_input, "no devices given (e.g. --devices 2x(8xH100-SXM-80GB))");
   Cluster cluster;
   if (s.find_first_of("()") == std::string_view::npos) {
-    auto r = hypothetical_registry(s);
+    auto r = hypothetical_registry(s, extra);
     if (!r) return fail(r.error());
     cluster.nodes.push_back(ClusterNode{"node0", std::move(*r)});
     return cluster;
@@ -212,7 +214,7 @@ Result<Cluster> hypothetical_cluster(std::string_view text_in) {
   if (!groups) return fail(groups.error());
   std::uint64_t nodes = 0, devices = 0;
   for (const auto& g : *groups) {
-    auto r = hypothetical_registry(g.devices);
+    auto r = hypothetical_registry(g.devices, extra);
     if (!r) return fail(r.error());
     nodes += g.count;
     devices += g.count * r->devices().size();
@@ -228,7 +230,7 @@ Result<Cluster> hypothetical_cluster(std::string_view text_in) {
     for (std::uint64_t n = 0; n < g.count; ++n)
       cluster.nodes.push_back(ClusterNode{text::cat("node", cluster.nodes.size()), *r});
     for (const auto& [spec_id, ids] : by_spec) {
-      const DeviceSpec* spec = find_spec(spec_id);
+      const DeviceSpec* spec = find_spec(spec_id, extra);
       if (!spec || !spec->fabric || spec->fabric->domain_size <= ids.size()) continue;
       const std::uint64_t nodes_per_domain = spec->fabric->domain_size / ids.size();
       if (nodes_per_domain < 2) continue;

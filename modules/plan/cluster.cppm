@@ -98,5 +98,8 @@ inline constexpr std::uint64_t max_cluster_devices = 262'144;
 /// for unbalanced parentheses, a node count of 0, or more than
 /// max_cluster_nodes nodes or max_cluster_devices devices.
 Result<Cluster> hypothetical_cluster(std::string_view text);
+/// hypothetical_cluster with the entries of a user device-spec file as well
+/// as the table's (plan with InferenceSettings::device_specs = &extra).
+Result<Cluster> hypothetical_cluster(std::string_view text, const DeviceSpecSet& extra);
 
 }  // namespace hwaccel

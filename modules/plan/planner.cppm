@@ -325,6 +325,10 @@ Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices, cons
 /// in registry order: an NVLink/NVSwitch, xGMI, ICI or NeuronLink island, or
 /// an available accelerator alone. CPUs are not listed.
 std::vector<std::vector<std::string>> high_bandwidth_domains(const AcceleratorRegistry& registry);
+/// The same, with a user device-spec file's entries for devices the table
+/// does not know (a device of unknown memory that an entry matches counts).
+std::vector<std::vector<std::string>> high_bandwidth_domains(const AcceleratorRegistry& registry,
+                                                             const DeviceSpecSet& extra);
 
 /// Canonical JSON of a plan: model, quantization, kv_cache, memory
 /// (weights_bytes, kv_cache_bytes, activation_bytes, overhead_bytes,

@@ -427,8 +427,14 @@ Fleet gather(const Machines& machines, QuantizationLevel level, double reserve, 
 namespace hwaccel {
 
 std::vector<std::vector<std::string>> high_bandwidth_domains(const AcceleratorRegistry& registry) {
+  return high_bandwidth_domains(registry, DeviceSpecSet());
+}
+
+std::vector<std::vector<std::string>> high_bandwidth_domains(const AcceleratorRegistry& registry,
+                                                             const DeviceSpecSet& extra) {
   // Every accelerator that is usable at all is usable at fp16.
-  const planner_detail::Fleet f = planner_detail::gather(registry, QuantizationLevel::fp16, 0.0);
+  const planner_detail::Fleet f =
+      planner_detail::gather(registry, QuantizationLevel::fp16, 0.0, extra.empty() ? nullptr : &extra);
   std::vector<std::vector<std::string>> out;
   out.reserve(f.domains.size());
   for (const auto& dom : f.domains) {

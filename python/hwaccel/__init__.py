@@ -213,8 +213,15 @@ def cached(
     return cache.get()
 
 
+def _device_specs(device_specs: Optional[PathLike]) -> Optional[str]:
+    return _path(device_specs, "device_specs") or os.environ.get("HWACCEL_DEVICE_SPECS") or None
+
+
 def _planning_registry(
-    devices: Optional[str], fixture: Optional[PathLike], registry: Optional[Registry]
+    devices: Optional[str],
+    fixture: Optional[PathLike],
+    registry: Optional[Registry],
+    device_specs: Optional[str] = None,
 ) -> _native.Registry:
     given = [name for name, v in (("devices", devices), ("fixture", fixture), ("registry", registry)) if v is not None]
     if len(given) > 1:
@@ -223,7 +230,7 @@ def _planning_registry(
         if not isinstance(registry, Registry):
             raise TypeError(f"registry: a hwaccel.Registry, not {type(registry).__name__}")
         return registry._native
-    return _native.planning_registry(devices, _path(fixture, "fixture"))
+    return _native.planning_registry(devices, _path(fixture, "fixture"), device_specs)
 
 
 def _model(model: Model) -> Union[str, int]:
@@ -254,6 +261,7 @@ def plan(
     runtime: Optional[str] = None,
     input_len: int = 0,
     output_len: int = 0,
+    device_specs: Optional[PathLike] = None,
 ) -> Plan:
     """How a model runs: quantization, memory, sharding, throughput, launch
     flags (``hwaccel plan``). The model is a catalogue id, a path (config.json,
@@ -265,9 +273,12 @@ def plan(
     MoE model's experts over each tensor-parallel group. ``runtime``
     (``"llama.cpp-cuda"``, ``"vllm"``, ...) picks the speed profile, and
     ``input_len`` with ``output_len`` gives a server's throughput, TTFT and
-    TPOT for ``batch`` requests of that shape (``throughput["serving"]``)."""
+    TPOT for ``batch`` requests of that shape (``throughput["serving"]``).
+    ``device_specs`` (default ``$HWACCEL_DEVICE_SPECS``) is a file of devices
+    the spec table lacks: names for ``devices`` and figures for matched ones."""
+    specs_file = _device_specs(device_specs)
     cluster = devices if devices is not None and "(" in devices else None
-    native_registry = None if cluster is not None else _planning_registry(devices, fixture, registry)
+    native_registry = None if cluster is not None else _planning_registry(devices, fixture, registry, specs_file)
     if cluster is not None and (fixture is not None or registry is not None):
         raise InvalidInput("give at most one of devices, fixture and registry")
     document = _native.plan(
@@ -288,6 +299,7 @@ def plan(
         runtime=runtime,
         input_len=input_len,
         output_len=output_len,
+        device_specs=specs_file,
     )
     import json
 
@@ -396,8 +408,7 @@ def specs(device_specs: Optional[PathLike] = None) -> List[Spec]:
     ``$HWACCEL_DEVICE_SPECS``), each with ``user_file`` in its fields."""
     import json
 
-    file = _path(device_specs, "device_specs") or os.environ.get("HWACCEL_DEVICE_SPECS") or None
-    return [Spec(s) for s in json.loads(_native.specs_json(file))]
+    return [Spec(s) for s in json.loads(_native.specs_json(_device_specs(device_specs)))]
 
 
 def models() -> List[CatalogueModel]:

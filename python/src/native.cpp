@@ -227,9 +227,15 @@ std::string describe_machine(const AcceleratorRegistry& registry) {
   return text::cat(text, text.empty() ? "" : ", ", accelerators, " accelerator(s)");
 }
 
+// The entries of a user device-spec file; an empty set (the table alone) without one.
+DeviceSpecSet device_specs_argument(const std::optional<std::string>& file) {
+  return file ? value_or_raise(read_device_specs(*file), "device_specs") : DeviceSpecSet();
+}
+
 AcceleratorRegistry planning_registry(const std::optional<std::string>& devices,
-                                      const std::optional<std::string>& fixture) {
-  if (devices) return value_or_raise(hypothetical_registry(*devices), "devices");
+                                      const std::optional<std::string>& fixture,
+                                      const std::optional<std::string>& device_specs) {
+  if (devices) return value_or_raise(hypothetical_registry(*devices, device_specs_argument(device_specs)), "devices");
   if (fixture) {
     const auto system = open_fixture(*fixture);
     return DetectBuilder{}.detect(*system);
@@ -320,16 +326,20 @@ PYBIND11_MODULE(_native, m) {
   m.def("hypothetical", [](const std::string& devices) { return value_or_raise(hypothetical_registry(devices), "devices"); },
         py::arg("devices"));
 
-  m.def("planning_registry", &planning_registry, py::arg("devices"), py::arg("fixture"));
+  m.def("planning_registry", &planning_registry, py::arg("devices"), py::arg("fixture"),
+        py::arg("device_specs") = py::none());
 
   m.def("plan",
         [](const AcceleratorRegistry* registry, const py::object& model_arg, std::optional<std::string> quant,
            std::int64_t context, std::int64_t batch, std::optional<std::string> kv_dtype, double reserve,
            const std::string& objective, std::optional<std::string> formats, bool offload, bool pretty,
            std::optional<std::string> cluster_spec, std::int64_t nodes, std::optional<std::string> fabric,
-           bool expert_parallel, std::optional<std::string> runtime, std::int64_t input_len, std::int64_t output_len) {
+           bool expert_parallel, std::optional<std::string> runtime, std::int64_t input_len, std::int64_t output_len,
+           std::optional<std::string> device_specs) {
           const ModelDescription model = model_argument("model", model_arg);
           InferenceSettings s = inference_settings({std::move(quant), context, batch, std::move(kv_dtype), reserve});
+          const DeviceSpecSet specs = device_specs_argument(device_specs);
+          if (!specs.empty()) s.device_specs = &specs;
           if (objective == "throughput") s.objective = PlanObjective::throughput;
           else if (objective == "latency") s.objective = PlanObjective::latency;
           else raise_argument("objective", text::cat("'", objective, "' is not throughput or latency"));
@@ -353,7 +363,7 @@ PYBIND11_MODULE(_native, m) {
           const auto node_count = static_cast<std::uint32_t>(count_argument("nodes", nodes, 1, max_cluster_nodes));
           if (cluster_spec) {
             if (node_count > 1) raise_argument("nodes", "the devices already name the nodes");
-            cluster = value_or_raise(hypothetical_cluster(*cluster_spec), "devices");
+            cluster = value_or_raise(hypothetical_cluster(*cluster_spec, specs), "devices");
           } else if (!registry) {
             raise_argument("registry", "no registry and no cluster to plan on");
           } else if (node_count > 1) {
@@ -371,7 +381,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("kv_dtype"), py::arg("reserve"), py::arg("objective"), py::arg("formats"), py::arg("offload"),
         py::arg("pretty") = false, py::arg("cluster") = py::none(), py::arg("nodes") = 1, py::arg("fabric") = py::none(),
         py::arg("expert_parallel") = false, py::arg("runtime") = py::none(), py::arg("input_len") = 0,
-        py::arg("output_len") = 0);
+        py::arg("output_len") = 0, py::arg("device_specs") = py::none());
 
   m.def("train",
         [](const AcceleratorRegistry& registry, const py::object& model_arg, const py::dict& o) {

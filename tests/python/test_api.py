@@ -108,6 +108,23 @@ def test_records(eight_gpu: hwaccel.Registry) -> None:
     assert "llama-3.1-70b" in repr(plan)
 
 
+def test_plan_reads_a_device_spec_file(tmp_path: pathlib.Path) -> None:
+    file = tmp_path / "specs.json"
+    file.write_text(
+        '{"devices": [{"id": "my-gpu-48gb", "name": "MyGPU-48GB", "vendor": "Example", "backend": "cuda",'
+        ' "architecture": "Ada Lovelace", "compute_capability": "8.9", "memory_gib": 48,'
+        ' "memory_bandwidth_gbps": 960, "bf16_tflops": 180}]}'
+    )
+    with pytest.raises(hwaccel.InvalidInput):
+        hwaccel.plan("llama-3.1-8b", devices="2xMyGPU-48GB")
+    plan = hwaccel.plan("llama-3.1-8b", devices="2xMyGPU-48GB", device_specs=file)
+    assert plan.shards[0].spec_id == "my-gpu-48gb"
+    assert plan.throughput.bandwidth_source == "published spec"
+    nodes = hwaccel.plan("llama-3.1-70b", devices="2x(2xMyGPU-48GB)", quant="bf16", device_specs=file)
+    assert nodes.fits and nodes.strategy.nodes == 2
+    assert [s.id for s in hwaccel.specs(device_specs=file)][-1] == "my-gpu-48gb"
+
+
 def test_models_and_specs() -> None:
     specs = hwaccel.specs()
     assert any(s.id == "h100-sxm5-80gb" for s in specs)

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -419,6 +420,28 @@ TEST(CApiPlan, RegistryFromTheCallerOrDevicesNotBoth) {
   hwaccel_registry* none = reinterpret_cast<hwaccel_registry*>(1);
   EXPECT_EQ(hwaccel_registry_hypothetical("3xNo-Such-GPU", &none, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(none, nullptr);
+}
+
+TEST(CApiPlan, DeviceSpecFilesNameDevicesTheTableLacks) {
+  const hwaccel::testing::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
+  const std::string file = (dir / "specs.json").string();
+  std::ofstream(file) << R"({"devices": [{"id": "my-gpu-48gb", "name": "MyGPU-48GB", "vendor": "Example",
+    "backend": "cuda", "architecture": "Ada Lovelace", "compute_capability": "8.9", "memory_gib": 48,
+    "memory_bandwidth_gbps": 960, "bf16_tflops": 180}]})";
+  const auto r = request({{"model", "llama-3.1-8b"}, {"devices", "2xMyGPU-48GB"}});
+  EXPECT_NE(failure(false, nullptr, r.get()).second.find("MyGPU-48GB"), std::string::npos);
+  ASSERT_EQ(hwaccel_request_set(r.get(), "device-specs", file.c_str(), nullptr), HWACCEL_OK);
+  char* raw = nullptr;
+  ASSERT_EQ(hwaccel_plan_json(nullptr, r.get(), 0, &raw, nullptr, nullptr), HWACCEL_OK);
+  StringPtr json(raw);
+  EXPECT_NE(std::string_view(json.get()).find("\"spec_id\":\"my-gpu-48gb\""), std::string_view::npos);
+  EXPECT_NE(std::string_view(json.get()).find("\"bandwidth_source\":\"published spec\""), std::string_view::npos);
+  // A file that is not there is an error naming the key.
+  ASSERT_EQ(hwaccel_request_set(r.get(), "device-specs", (dir / "missing.json").c_str(), nullptr), HWACCEL_OK);
+  const auto [status, message] = failure(false, nullptr, r.get());
+  EXPECT_NE(status, HWACCEL_OK);
+  EXPECT_NE(message.find("device-specs"), std::string::npos) << message;
 }
 
 TEST(CApiPlan, BadValuesNameTheirKey) {

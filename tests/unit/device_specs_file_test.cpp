@@ -257,6 +257,75 @@ TEST(DeviceSpecFile, HypotheticalDevicesAndPlansUseTheFile) {
   EXPECT_EQ(p.shards[0].spec_id, "my-gpu-48gb");
 }
 
+// Devices of the file in clusters (NODESx(...)), capacity (--what-is-missing)
+// and placement, as --device-specs gives them to `plan` and `place`.
+TEST(DeviceSpecFile, ClustersCapacityAndPlacementUseTheFile) {
+  const auto set = parse(one_device);
+  EXPECT_FALSE(hypothetical_cluster("2x(2xMyGPU-48GB)"));
+  const auto cluster = hypothetical_cluster("2x(2xMyGPU-48GB)", set);
+  ASSERT_TRUE(cluster) << cluster.error().message;
+  ASSERT_EQ(cluster->nodes.size(), 2u);
+  EXPECT_EQ(cluster->nodes[1].registry.devices()[0].spec_id, "my-gpu-48gb");
+
+  // Llama 3.1 70B in bf16 (141 GB) needs both nodes' four 48 GB cards.
+  const auto model = catalogue_model("llama-3.1-70b").value();
+  InferenceSettings s;
+  s.quantization = QuantizationLevel::bf16;
+  s.device_specs = &set;
+  const auto plan = plan_inference(*cluster, model, s);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_TRUE(plan->fits);
+  EXPECT_EQ(plan->strategy.nodes, 2u);
+  EXPECT_EQ(plan->throughput.bandwidth_source, "published spec");
+
+  // How many such nodes the model needs, with none in the fleet.
+  CapacityOptions capacity;
+  capacity.node_kind = "2xMyGPU-48GB";
+  Fleet empty;
+  InferenceSettings without = s;
+  without.device_specs = nullptr;
+  EXPECT_FALSE(what_is_missing(empty, model, without, capacity));
+  const auto missing = what_is_missing(empty, model, s, capacity);
+  ASSERT_TRUE(missing) << missing.error().message;
+  EXPECT_EQ(missing->nodes_needed, 2u);
+  EXPECT_EQ(missing->nodes_missing, 2u);
+
+  // Detected cards that report no memory size: only the file's entry,
+  // matched by name, says how much they hold.
+  Fleet fleet;
+  for (const char* host : {"n1", "n2"}) {
+    FleetNode node;
+    node.host = host;
+    AcceleratorRegistry r;
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      DeviceProfile d;
+      d.backend = Backend::cuda;
+      d.family = Family::gpu;
+      d.index = i;
+      d.id = text::cat("cuda:", i);
+      d.name = "Example MyGPU";
+      ASSERT_TRUE(r.add_device(d));
+    }
+    node.registry = std::move(r);
+    fleet.nodes.push_back(std::move(node));
+  }
+  Workload w;
+  w.name = "chat";
+  w.model = "llama-3.1-8b";
+  w.replicas = 2;
+  w.quantization = QuantizationLevel::bf16;
+  const std::vector<Workload> workloads = {w};
+  const auto blind = place_workloads(fleet, workloads);
+  ASSERT_FALSE(blind);
+  EXPECT_NE(blind.error().message.find("no node of the fleet has an accelerator"), std::string::npos);
+  PlacementOptions options;
+  options.device_specs = &set;
+  const auto placed = place_workloads(fleet, workloads, options);
+  ASSERT_TRUE(placed) << placed.error().message;
+  EXPECT_EQ(placed->placed.size(), 2u);
+  EXPECT_TRUE(placed->unplaced.empty());
+}
+
 // --- Derived figures ---------------------------------------------------------
 
 DeviceProfile unknown_device(const DeviceSpec& like) {

@@ -23,6 +23,7 @@ struct PlaceArgs {
   std::string workloads;
   std::string busy;
   std::string fabric;
+  std::string device_specs;
   std::size_t exact_max = 12;
   bool json = false;
   bool human = false;
@@ -66,6 +67,9 @@ int run_place(const PlaceArgs& a) {
   options.exact_max_nodes = a.exact_max;
   if (!fabric_option("place", a.fabric, options.fabric)) return exit_usage;
   if (int code = exit_failure; !busy_option("place", a.busy, options.busy, code)) return code;
+  const auto device_specs = device_specs_option("place", a.device_specs);
+  if (!device_specs) return exit_failure;
+  if (!device_specs->empty()) options.device_specs = &*device_specs;
   auto result = place_workloads(*fleet, *workloads, options);
   if (!result) {
     std::cerr << "hwaccel place: " << result.error().message << "\n";
@@ -97,6 +101,7 @@ Command add_place_command(CLI::App& app) {
   cmd->add_option("--busy", args->busy,
                   "Nodes or devices taken: HOST,HOST/cuda:0,... or a file (such a list, or an earlier `hwaccel place --json`)");
   cmd->add_option("--fabric", args->fabric, "Fabric between nodes for replicas that span nodes: ib-400g, roce-200g, ...");
+  add_device_specs_option(cmd, args->device_specs);
   cmd->add_option("--exact-max", args->exact_max,
                   "Largest instance (replicas and nodes) searched exactly; larger ones use first-fit decreasing")
       ->check(CLI::Range(0, 64));

@@ -77,7 +77,7 @@ inline std::optional<Cluster> planning_cluster(std::string_view command, const s
       exit_code = exit_usage;
       return std::nullopt;
     }
-    auto cluster = hypothetical_cluster(devices);
+    auto cluster = hypothetical_cluster(devices, extra);
     if (cluster) return std::move(*cluster);
     std::cerr << "hwaccel " << command << ": --devices: " << cluster.error().message << "\n";
     exit_code = exit_usage;
