@@ -270,7 +270,7 @@ HWACCEL_API const char* hwaccel_warning_message(const hwaccel_warning* warning);
  *                  and figures for the registry's devices it matches
  *   reserve        share of each device's memory kept free (0 to 0.95)
  * plan:   quant, kv-dtype, context, batch, objective (throughput|latency),
- *         formats (hf|gguf), offload (true|false)
+ *         formats (hf|gguf), offload (true|false), flash-attention (true|false)
  * train:  method, optimizer, precision, zero, offload (none|optimizer|params),
  *         dp, tp, pp, sequence-parallel, micro-batch, micro-batches, seq,
  *         recompute, attention, dropout, lora-rank, lora-targets, qlora-bits,

@@ -465,8 +465,8 @@ namespace {
 // ---- plan and training requests ------------------------------------------
 
 constexpr std::array<std::string_view, 5> common_request_keys = {"model", "params", "devices", "reserve", "device-specs"};
-constexpr std::array<std::string_view, 7> plan_request_keys = {"quant",     "kv-dtype", "context", "batch",
-                                                               "objective", "formats",  "offload"};
+constexpr std::array<std::string_view, 8> plan_request_keys = {"quant",     "kv-dtype", "context", "batch",
+                                                               "objective", "formats",  "offload", "flash-attention"};
 constexpr std::array<std::string_view, 26> train_request_keys = {
     "method",       "optimizer",  "precision",    "zero",           "offload",      "dp",
     "tp",           "pp",         "sequence-parallel", "micro-batch", "micro-batches", "seq",
@@ -621,6 +621,11 @@ Result<hwaccel::InferenceSettings> inference_settings(RequestReader& r) {
     return hwaccel::fail(hwaccel::ErrorKind::invalid_input, "not hf or gguf");
   });
   r.boolean("offload", s.allow_cpu_offload);
+  if (r.get("flash-attention")) {
+    bool on = false;
+    r.boolean("flash-attention", on);
+    s.flash_attention = on;
+  }
   if (r.error()) return hwaccel::fail(*r.error());
   return s;
 }

@@ -198,6 +198,7 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
   if (!cost) return fail(cost.error());
   cost->expert_parallel = s.expert_parallel;
   cost->full_kv_every_layer = s.full_kv_every_layer;
+  cost->flash_attention = s.flash_attention.value_or(false);
   Fleet f = gather(machines, level, s.reserve_fraction, s.device_specs);
   cost->profile = &profile_for(f, level, s, model);
   join_pcie_domains(f, *cost->profile);
@@ -373,9 +374,13 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     }
     as.push_back(std::move(kv));
   }
+  const bool scores_not_counted = c.profile->kv_read_per_query_head && !c.flash_attention;
   as.push_back(text::cat("activations: one prefill chunk of up to ", c.profile->prefill_chunk_tokens, " tokens (",
                          c.profile->name,
-                         ") with flash attention (no context x context scores), plus fp32 logits"));
+                         ") sized as with flash attention (no context x context scores), plus fp32 logits",
+                         scores_not_counted ? "; with flash attention off, llama.cpp's compute buffer also holds the "
+                                              "chunk's attention scores, which grow with the context and are not counted"
+                                            : ""));
   if (c.embedding_on_host() && c.layout.embedding_bytes > 0 && !f.accelerators.empty())
     as.push_back(text::cat("weights: the token embedding (", gib(c.layout.embedding_bytes),
                            ") stays in host memory, as llama.cpp keeps its input layer on the CPU",
@@ -459,6 +464,13 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
                                    std::round(p.interval_high * 100), "% of the prediction")
                        : text::cat("not calibrated (", p.calibrated_on, "): the interval is a wide default")));
   }
+  if (c.profile->kv_read_per_query_head && !c.arch.mla && c.arch.kv_heads > 0 && c.arch.attention_heads > c.arch.kv_heads)
+    as.push_back(c.flash_attention
+                     ? std::string("decode: flash attention on (-fa 1): each KV head is read once per token")
+                     : text::cat("decode: flash attention off (-fa 0, as the profile's calibration runs): each KV head is "
+                                 "read once per query head, ",
+                                 c.arch.attention_heads / c.arch.kv_heads, " times per token (--flash-attention on if "
+                                 "your build runs with it, as recent builds' -fa auto does)"));
   as.push_back(text::cat("decode: KV cache read at the full context (a sliding-window or chunked layer reads at most "
                          "its window); tensor-parallel all-reduce 10 us + 2(t-1)/t x "
                          "message / link bandwidth, twice per layer; 20 us per pipeline hop; never above the ceiling "
@@ -558,6 +570,7 @@ Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDes
     if (!cost) return fail(cost.error());
     cost->expert_parallel = settings.expert_parallel;
     cost->full_kv_every_layer = settings.full_kv_every_layer;
+    cost->flash_attention = settings.flash_attention.value_or(false);
     Fleet f = gather(machines, level, settings.reserve_fraction, settings.device_specs);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;
@@ -674,6 +687,7 @@ Result<RowSplitEstimate> llama_row_split(const AcceleratorRegistry& registry, co
   auto cost = cost_model(model, level, kv_type, settings.context, settings.batch);
   if (!cost) return fail(cost.error());
   cost->full_kv_every_layer = settings.full_kv_every_layer;
+  cost->flash_attention = settings.flash_attention.value_or(false);
   const Fleet f = gather(machines_of(registry), level, settings.reserve_fraction, settings.device_specs);
   cost->profile = &profile_for(f, level, settings, model);
   if (cost->profile->row_split_sync_us <= 0)

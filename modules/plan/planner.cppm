@@ -67,6 +67,12 @@ struct InferenceSettings {
   /// as llama.cpp --swa-full and vLLM --disable-hybrid-kv-cache-manager
   /// allocate it; false: at min(context, window), as both do by default.
   bool full_kv_every_layer = false;
+  /// llama.cpp's flash attention (-fa): on, attention reads each KV head
+  /// once; off, ggml broadcasts a grouped-query KV head over its query heads
+  /// and reads it once per query head. Empty: off, as the llama.cpp
+  /// profiles' calibration runs were (recent builds' `-fa auto` turns it on
+  /// where the backend supports it). Other runtimes read each KV head once.
+  std::optional<bool> flash_attention;
   /// Device specs from a user file (read_device_specs), consulted after the
   /// built-in table for devices it does not match; must outlive the call. Null: the table alone.
   const DeviceSpecSet* device_specs = nullptr;
@@ -254,8 +260,10 @@ struct Plan {
 /// Plans `model` on the registry's available, visible devices.
 /// Tensor parallelism stays inside a high-bandwidth domain (NVLink/NVSwitch,
 /// xGMI, ICI, NeuronLink, Gaudi RoCE, from the registry's links and
-/// interconnects) with a degree that divides the attention heads, the FFN
-/// width and the KV heads (or is a multiple of them); pipeline stages span
+/// interconnects; under a runtime with RuntimeProfile::tensor_parallel_over_pcie
+/// also the identical GPUs of a node that only PCIe joins) with a degree that
+/// divides the attention heads, the FFN width and the KV heads (or is a
+/// multiple of them); pipeline stages span
 /// domains with layers split in proportion to each stage's free memory;
 /// the devices left over become data-parallel replicas; layers go to host
 /// memory when the accelerators cannot hold the model. Costs grow as
@@ -369,8 +377,8 @@ inline std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return b == 0 ? 
 
 // Extra reads of the KV cache per token under `p`: with flash attention off,
 // ggml's products broadcast a grouped-query KV head over its query heads.
-inline double kv_rereads(const ModelArchitecture& a, const RuntimeProfile& p) {
-  return p.kv_read_per_query_head && !a.mla && a.kv_heads > 0 ? static_cast<double>(a.attention_heads) / a.kv_heads - 1.0
+inline double kv_rereads(const ModelArchitecture& a, const RuntimeProfile& p, bool flash_attention) {
+  return p.kv_read_per_query_head && !flash_attention && !a.mla && a.kv_heads > 0 ? static_cast<double>(a.attention_heads) / a.kv_heads - 1.0
                                                               : 0.0;
 }
 
@@ -555,6 +563,7 @@ struct CostModel {
   // Prefix sums over layers of the KV tokens each keeps per sequence.
   std::vector<std::uint64_t> kv_token_prefix;
   bool full_kv_every_layer = false;  // InferenceSettings::full_kv_every_layer
+  bool flash_attention = false;      // InferenceSettings::flash_attention
 };
 
 // A tensor-parallel group: t consecutive members of one domain (views into

@@ -249,7 +249,7 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
       bytes += static_cast<double>(c.head_read_bytes()) / t;
       params += c.head_params;
     }
-    const double rereads = kv_rereads(a, profile);
+    const double rereads = kv_rereads(a, profile, c.flash_attention);
     // Attention over the tokens each layer keeps: windowed layers attend to fewer.
     const double flops = (2.0 * b * params + 4.0 * b * static_cast<double>(c.kv_tokens(st.first_layer, st.layer_count)) *
                                                  static_cast<double>(a.q_width())) /

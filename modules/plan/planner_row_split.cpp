@@ -75,7 +75,7 @@ std::optional<RowSplitEstimate> row_split_estimate(const CostModel& c, std::span
   const auto& a = c.arch;
   const double active_layers = static_cast<double>(c.active_weight_prefix[layers]);
   const double active_experts = std::max(0.0, active_layers - static_cast<double>(dense_bytes));
-  const double kv_read = static_cast<double>(c.kv_read(1, 0, layers)) * (1.0 + kv_rereads(a, p));
+  const double kv_read = static_cast<double>(c.kv_read(1, 0, layers)) * (1.0 + kv_rereads(a, p, c.flash_attention));
   const double split_read = static_cast<double>(dense_bytes) + static_cast<double>(c.head_read_bytes());
   const double params = c.active_param_prefix[layers] + c.head_params;
   const double split_params = params * (split_read / std::max(1.0, split_read + active_experts));

@@ -123,6 +123,7 @@ struct DecodeMeasurement {
   std::uint64_t prompt_tokens = 0;
   std::uint64_t generated_tokens = 128;
   double tokens_per_s = 0;
+  bool flash_attention = false;  ///< llama.cpp ran with -fa 1 (InferenceSettings::flash_attention)
 };
 
 /// What a decode step of a measurement consists of, before a profile's

@@ -46,6 +46,7 @@ Result<DecodeTerms> decode_terms(const DecodeMeasurement& m) {
   const QuantizationLevel kv_type = default_kv_cache_type(m.quantization);
   auto cost = cost_model(*model, m.quantization, kv_type, s.context, 1);
   if (!cost) return fail(cost.error());
+  cost->flash_attention = m.flash_attention;
   const Machines machines = machines_of(*registry);
   Fleet f = gather(machines, m.quantization, s.reserve_fraction);
   // The terms depend on the runtime only through how it reads the KV cache.

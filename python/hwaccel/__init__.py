@@ -262,6 +262,7 @@ def plan(
     input_len: int = 0,
     output_len: int = 0,
     device_specs: Optional[PathLike] = None,
+    flash_attention: Optional[bool] = None,
 ) -> Plan:
     """How a model runs: quantization, memory, sharding, throughput, launch
     flags (``hwaccel plan``). The model is a catalogue id, a path (config.json,
@@ -275,7 +276,9 @@ def plan(
     ``input_len`` with ``output_len`` gives a server's throughput, TTFT and
     TPOT for ``batch`` requests of that shape (``throughput["serving"]``).
     ``device_specs`` (default ``$HWACCEL_DEVICE_SPECS``) is a file of devices
-    the spec table lacks: names for ``devices`` and figures for matched ones."""
+    the spec table lacks: names for ``devices`` and figures for matched ones.
+    ``flash_attention`` is llama.cpp's ``-fa`` (default off, as the llama.cpp
+    profiles' calibration runs): on, each KV head is read once per token."""
     specs_file = _device_specs(device_specs)
     cluster = devices if devices is not None and "(" in devices else None
     native_registry = None if cluster is not None else _planning_registry(devices, fixture, registry, specs_file)
@@ -300,6 +303,7 @@ def plan(
         input_len=input_len,
         output_len=output_len,
         device_specs=specs_file,
+        flash_attention=flash_attention,
     )
     import json
 

@@ -95,6 +95,7 @@ def plan(
     input_len: int = ...,
     output_len: int = ...,
     device_specs: Optional[str] = ...,
+    flash_attention: Optional[bool] = ...,
 ) -> str: ...
 def train(registry: Registry, model: Union[str, int], options: Dict[str, Any]) -> str: ...
 def recommend(

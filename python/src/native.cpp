@@ -335,11 +335,12 @@ PYBIND11_MODULE(_native, m) {
            const std::string& objective, std::optional<std::string> formats, bool offload, bool pretty,
            std::optional<std::string> cluster_spec, std::int64_t nodes, std::optional<std::string> fabric,
            bool expert_parallel, std::optional<std::string> runtime, std::int64_t input_len, std::int64_t output_len,
-           std::optional<std::string> device_specs) {
+           std::optional<std::string> device_specs, std::optional<bool> flash_attention) {
           const ModelDescription model = model_argument("model", model_arg);
           InferenceSettings s = inference_settings({std::move(quant), context, batch, std::move(kv_dtype), reserve});
           const DeviceSpecSet specs = device_specs_argument(device_specs);
           if (!specs.empty()) s.device_specs = &specs;
+          s.flash_attention = flash_attention;
           if (objective == "throughput") s.objective = PlanObjective::throughput;
           else if (objective == "latency") s.objective = PlanObjective::latency;
           else raise_argument("objective", text::cat("'", objective, "' is not throughput or latency"));
@@ -381,7 +382,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("kv_dtype"), py::arg("reserve"), py::arg("objective"), py::arg("formats"), py::arg("offload"),
         py::arg("pretty") = false, py::arg("cluster") = py::none(), py::arg("nodes") = 1, py::arg("fabric") = py::none(),
         py::arg("expert_parallel") = false, py::arg("runtime") = py::none(), py::arg("input_len") = 0,
-        py::arg("output_len") = 0, py::arg("device_specs") = py::none());
+        py::arg("output_len") = 0, py::arg("device_specs") = py::none(), py::arg("flash_attention") = py::none());
 
   m.def("train",
         [](const AcceleratorRegistry& registry, const py::object& model_arg, const py::dict& o) {

@@ -125,6 +125,14 @@ def test_plan_reads_a_device_spec_file(tmp_path: pathlib.Path) -> None:
     assert [s.id for s in hwaccel.specs(device_specs=file)][-1] == "my-gpu-48gb"
 
 
+def test_plan_flash_attention() -> None:
+    settings = dict(devices="1xRTX-4090", quant="q4_k_m", context=32768, runtime="llama.cpp-cuda")
+    off = hwaccel.plan("llama-3.1-8b", **settings)  # type: ignore[arg-type]
+    on = hwaccel.plan("llama-3.1-8b", flash_attention=True, **settings)  # type: ignore[arg-type]
+    assert on.throughput.decode_tokens_per_s > off.throughput.decode_tokens_per_s
+    assert any("flash attention on (-fa 1)" in a for a in on.assumptions)
+
+
 def test_models_and_specs() -> None:
     specs = hwaccel.specs()
     assert any(s.id == "h100-sxm5-80gb" for s in specs)

@@ -444,6 +444,22 @@ TEST(CApiPlan, DeviceSpecFilesNameDevicesTheTableLacks) {
   EXPECT_NE(message.find("device-specs"), std::string::npos) << message;
 }
 
+TEST(CApiPlan, FlashAttentionKey) {
+  const auto off = request({{"model", "llama-3.1-8b"}, {"devices", "1xRTX-4090"}, {"quant", "q4_k_m"}, {"context", "32768"}});
+  const auto on = request({{"model", "llama-3.1-8b"}, {"devices", "1xRTX-4090"}, {"quant", "q4_k_m"}, {"context", "32768"},
+                           {"flash-attention", "true"}});
+  char* raw_off = nullptr;
+  char* raw_on = nullptr;
+  ASSERT_EQ(hwaccel_plan_json(nullptr, off.get(), 0, &raw_off, nullptr, nullptr), HWACCEL_OK);
+  ASSERT_EQ(hwaccel_plan_json(nullptr, on.get(), 0, &raw_on, nullptr, nullptr), HWACCEL_OK);
+  StringPtr json_off(raw_off), json_on(raw_on);
+  EXPECT_NE(std::string_view(json_on.get()).find("flash attention on (-fa 1)"), std::string_view::npos);
+  EXPECT_NE(std::string_view(json_off.get()).find("flash attention off (-fa 0"), std::string_view::npos);
+  const auto bad = request({{"model", "llama-3.1-8b"}, {"devices", "1xRTX-4090"}, {"flash-attention", "sometimes"}});
+  EXPECT_NE(failure(false, nullptr, bad.get()).second.find("flash-attention"), std::string::npos);
+  EXPECT_NE(failure(true, nullptr, on.get()).second.find("inference-plan setting"), std::string::npos);
+}
+
 TEST(CApiPlan, BadValuesNameTheirKey) {
   struct Case {
     bool train;

@@ -94,7 +94,32 @@ std::vector<DecodeRow> decode_rows() {
     // The LLaMA 2 tables give no length; their runs generated 1024 tokens.
     row.m.generated_tokens = generated.error() ? 1024 : generated.value();
     row.m.tokens_per_s = r["tokens_per_s"].get_double().value();
+    auto flash = r["flash_attention"].get_bool();
+    row.m.flash_attention = !flash.error() && flash.value();
     rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// llama.cpp's DGX Spark bench at a context depth: tests/data/speed/context_depth.json.
+std::vector<DecodeMeasurement> context_depth_rows() {
+  static simdjson::dom::parser parser;
+  auto doc = parser.load(data_path("context_depth.json"));
+  EXPECT_EQ(doc.error(), simdjson::SUCCESS);
+  std::vector<DecodeMeasurement> rows;
+  const simdjson::dom::array entries = doc["decode"].get_array().value();
+  for (auto r : entries) {
+    DecodeMeasurement m;
+    m.runtime = parse_runtime(r["runtime"].get_string().value()).value();
+    m.device = std::string(r["device"].get_string().value());
+    m.devices = static_cast<std::uint32_t>(r["devices"].get_uint64().value());
+    m.model = std::string(r["model"].get_string().value());
+    m.quantization = parse_quantization(r["quantization"].get_string().value()).value();
+    m.prompt_tokens = r["prompt_tokens"].get_uint64().value();
+    m.generated_tokens = r["generated_tokens"].get_uint64().value();
+    m.tokens_per_s = r["tokens_per_s"].get_double().value();
+    m.flash_attention = r["flash_attention"].get_bool().value();
+    rows.push_back(std::move(m));
   }
   return rows;
 }
@@ -487,6 +512,75 @@ TEST(SpeedModel, ServingProfilesAreTheFitOfTheirCalibrationRows) {
     EXPECT_LE(at_table, nudged(&RuntimeProfile::layer_overhead_us, 10) + 1e-9);
     EXPECT_LE(at_table, nudged(&RuntimeProfile::compute_efficiency, 0.05) + 1e-9);
   }
+}
+
+// llama.cpp with flash attention reads each KV head once; without it, once
+// per query head (4 times for Llama 3.1 8B's 32 query and 8 KV heads).
+TEST(SpeedModel, FlashAttentionReadsEachKvHeadOnce) {
+  const auto registry = hypothetical_registry("1xRTX-4090").value();
+  const auto model = catalogue_model("llama-3.1-8b").value();
+  InferenceSettings s;
+  s.quantization = QuantizationLevel::q4_k_m;
+  s.context = 32768;
+  s.runtime = Runtime::llama_cpp_cuda;
+  const auto has = [](const Plan& p, std::string_view text) {
+    return std::any_of(p.assumptions.begin(), p.assumptions.end(),
+                       [&](const std::string& a) { return a.find(text) != std::string::npos; });
+  };
+  const Plan by_default = plan_inference(registry, model, s).value();
+  s.flash_attention = false;
+  const Plan off = plan_inference(registry, model, s).value();
+  s.flash_attention = true;
+  const Plan on = plan_inference(registry, model, s).value();
+  EXPECT_EQ(by_default.throughput.decode_tokens_per_s, off.throughput.decode_tokens_per_s);
+  ASSERT_TRUE(on.throughput.decode_tokens_per_s && off.throughput.decode_tokens_per_s);
+  EXPECT_GT(*on.throughput.decode_tokens_per_s, *off.throughput.decode_tokens_per_s * 1.3);
+  EXPECT_TRUE(has(off, "flash attention off (-fa 0")) << ::testing::PrintToString(off.assumptions);
+  EXPECT_TRUE(has(off, "4 times per token"));
+  EXPECT_TRUE(has(on, "flash attention on (-fa 1)"));
+  // vLLM's kernels read each KV head once either way.
+  s.runtime = Runtime::vllm;
+  s.quantization = QuantizationLevel::int4;
+  const Plan served_on = plan_inference(registry, model, s).value();
+  s.flash_attention = false;
+  const Plan served_off = plan_inference(registry, model, s).value();
+  EXPECT_EQ(served_on.throughput.decode_tokens_per_s, served_off.throughput.decode_tokens_per_s);
+  EXPECT_FALSE(has(served_off, "flash attention off (-fa"));
+  EXPECT_FALSE(has(served_on, "flash attention on (-fa"));
+}
+
+// The DGX Spark bench's runs at 4k-32k tokens of context, with flash
+// attention on as they ran: the same build and machine as its empty-context
+// calibration rows, so a check of the KV-read term rather than held-out
+// validation. No parameter is fitted on them. Modelled with flash attention
+// off instead, each KV head would be read once per query head.
+TEST(SpeedModel, ContextDepthRowsCheckTheKvReadsWithFlashAttention) {
+  const auto rows = context_depth_rows();
+  ASSERT_EQ(rows.size(), 20u);
+  const RuntimeProfile& cuda = runtime_profile(Runtime::llama_cpp_cuda);
+  std::vector<double> errors_on, errors_off;
+  std::size_t inside = 0;
+  for (auto m : rows) {
+    ASSERT_TRUE(m.flash_attention);
+    const auto on = decode_terms(m);
+    ASSERT_TRUE(on) << m.model << ": " << on.error().message;
+    m.flash_attention = false;
+    const auto off = decode_terms(m);
+    ASSERT_TRUE(off) << m.model << ": " << off.error().message;
+    const double predicted = 1.0 / on->step_s(cuda);
+    errors_on.push_back(std::abs(predicted - m.tokens_per_s) / m.tokens_per_s);
+    errors_off.push_back(std::abs(1.0 / off->step_s(cuda) - m.tokens_per_s) / m.tokens_per_s);
+    inside += m.tokens_per_s >= predicted * cuda.interval_low && m.tokens_per_s <= predicted * cuda.interval_high;
+    if (std::getenv("HWACCEL_PRINT_ROWS"))
+      std::printf("depth %s %s @ %llu: measured %.2f, predicted %.2f (flash attention off: %.2f)\n", m.model.c_str(),
+                  std::string(to_string(m.quantization)).c_str(), static_cast<unsigned long long>(m.prompt_tokens),
+                  m.tokens_per_s, predicted, 1.0 / off->step_s(cuda));
+  }
+  std::printf("context depth (DGX Spark, 4k-32k tokens): %zu rows, median absolute error %.1f%% with flash attention "
+              "(%.1f%% modelled without), %zu inside the 80%% interval\n",
+              rows.size(), median(errors_on) * 100, median(errors_off) * 100, inside);
+  EXPECT_LE(median(errors_on), 0.15);
+  EXPECT_LT(median(errors_on), median(errors_off));
 }
 
 TEST(SpeedModel, ServingThroughputMeetsTheValidationTargets) {

@@ -39,6 +39,7 @@ struct PlanArgs {
   std::string fabric;
   bool expert_parallel = false;
   std::string runtime;
+  std::string flash_attention;
   std::uint64_t input_len = 0;
   std::uint64_t output_len = 0;
   bool what_is_missing = false;
@@ -185,6 +186,7 @@ int run_plan(const PlanArgs& a) {
     }
     settings.runtime = *r;
   }
+  if (!a.flash_attention.empty()) settings.flash_attention = a.flash_attention == "on";
   if ((a.input_len > 0) != (a.output_len > 0)) {
     std::cerr << "hwaccel plan: give --input-len and --output-len together\n";
     return exit_usage;
@@ -342,6 +344,10 @@ Command add_plan_command(CLI::App& app) {
   cmd->add_option("--runtime", args->runtime,
                   "Runtime whose speed profile the estimates use: llama.cpp-cuda, llama.cpp-rocm, llama.cpp-metal, "
                   "llama.cpp-vulkan, llama.cpp-cpu, mlx, vllm, sglang, trtllm (default: from the level and the devices)");
+  cmd->add_option("--flash-attention", args->flash_attention,
+                  "llama.cpp's -fa: on, each KV head is read once per token; off (the default, as the llama.cpp "
+                  "profiles' calibration runs), once per query head")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--input-len", args->input_len, "Serving: prompt tokens per request (with --output-len; --batch requests at once)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
   cmd->add_option("--output-len", args->output_len, "Serving: generated tokens per request; gives output tok/s, TTFT and TPOT")
