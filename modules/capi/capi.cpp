@@ -525,7 +525,9 @@ class RequestReader {
     });
   }
 
-  void boolean(std::string_view key, bool& target) {
+  // `target`: a bool, or a std::optional<bool> left empty when the key is not set.
+  template <class T>
+  void boolean(std::string_view key, T& target) {
     read(key, target, [](std::string_view v) -> Result<bool> {
       v = hwaccel::text::trim(v);
       for (auto yes : {"true", "1", "yes", "on"})
@@ -621,11 +623,7 @@ Result<hwaccel::InferenceSettings> inference_settings(RequestReader& r) {
     return hwaccel::fail(hwaccel::ErrorKind::invalid_input, "not hf or gguf");
   });
   r.boolean("offload", s.allow_cpu_offload);
-  if (r.get("flash-attention")) {
-    bool on = false;
-    r.boolean("flash-attention", on);
-    s.flash_attention = on;
-  }
+  r.boolean("flash-attention", s.flash_attention);
   if (r.error()) return hwaccel::fail(*r.error());
   return s;
 }

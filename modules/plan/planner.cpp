@@ -115,6 +115,34 @@ const RuntimeProfile& profile_for(const Fleet& f, QuantizationLevel level, const
   return runtime_profile(default_runtime(backend, level, model.source == ModelSource::gguf));
 }
 
+// The cost model of `level` with what the settings add to it.
+Result<CostModel> settled_cost_model(const ModelDescription& model, QuantizationLevel level, const InferenceSettings& s) {
+  auto cost = cost_model(model, level, s.kv_cache_type.value_or(default_kv_cache_type(level)), s.context, s.batch);
+  if (!cost) return cost;
+  cost->expert_parallel = s.expert_parallel;
+  cost->full_kv_every_layer = s.full_kv_every_layer;
+  cost->flash_attention = s.flash_attention.value_or(false);
+  return cost;
+}
+
+// `c` at another context and batch, with everything else it was given.
+Result<CostModel> reshaped(const CostModel& c, std::uint64_t context, std::uint64_t batch) {
+  auto out = cost_model(c.model, c.level, c.kv_type, context, batch);
+  if (!out) return out;
+  out->expert_parallel = c.expert_parallel;
+  out->full_kv_every_layer = c.full_kv_every_layer;
+  out->flash_attention = c.flash_attention;
+  out->profile = c.profile;
+  return out;
+}
+
+// The runtime the speeds assume, and the PCIe domains it shards tensors over.
+void settle_runtime(Fleet& f, CostModel& c, QuantizationLevel level, const InferenceSettings& s,
+                    const ModelDescription& model) {
+  c.profile = &profile_for(f, level, s, model);
+  join_pcie_domains(f, *c.profile);
+}
+
 // A server's speed for `requested` concurrent requests per replica: the KV
 // cache left after replica 0's weights and fixed costs caps the batch; each
 // wave prefills its prompts, then decodes with the KV cache at the prompt
@@ -140,15 +168,11 @@ std::optional<ServingEstimate> serving_estimate(const Fleet& f, const CostModel&
   out.input_tokens = input;
   out.output_tokens = output;
   out.replicas = static_cast<std::uint32_t>(l.replica_total());
-  auto decode = cost_model(memory_cost.model, memory_cost.level, memory_cost.kv_type, input + output / 2, out.batch);
-  auto prefill = cost_model(memory_cost.model, memory_cost.level, memory_cost.kv_type, input, out.batch);
+  auto decode = reshaped(memory_cost, input + output / 2, out.batch);
+  auto prefill = reshaped(memory_cost, input, out.batch);
   if (!decode || !prefill) {
     why_not = text::cat("serving: ", (!decode ? decode.error() : prefill.error()).message);
     return std::nullopt;
-  }
-  for (auto* c : {&*decode, &*prefill}) {
-    c->expert_parallel = memory_cost.expert_parallel;
-    c->profile = memory_cost.profile;
   }
   const auto per_replica = [&](const Replica& r, double& ttft, double& tpot, std::string& bottleneck) {
     const DecodeTime d = decode_time(f, *decode, r);
@@ -193,15 +217,11 @@ InferenceSettings one_sequence(const InferenceSettings& requested) {
 Result<Plan> build_plan(const Machines& machines, const ModelDescription& model, const InferenceSettings& requested,
                         QuantizationLevel level, bool suggested) {
   const InferenceSettings s = one_sequence(requested);
-  const QuantizationLevel kv_type = s.kv_cache_type.value_or(default_kv_cache_type(level));
-  auto cost = cost_model(model, level, kv_type, s.context, s.batch);
+  auto cost = settled_cost_model(model, level, s);
   if (!cost) return fail(cost.error());
-  cost->expert_parallel = s.expert_parallel;
-  cost->full_kv_every_layer = s.full_kv_every_layer;
-  cost->flash_attention = s.flash_attention.value_or(false);
+  const QuantizationLevel kv_type = cost->kv_type;
   Fleet f = gather(machines, level, s.reserve_fraction, s.device_specs);
-  cost->profile = &profile_for(f, level, s, model);
-  join_pcie_domains(f, *cost->profile);
+  settle_runtime(f, *cost, level, s, model);
   const CostModel& c = *cost;
   if (f.accelerators.empty() && f.several_nodes())
     return fail(ErrorKind::unsupported,
@@ -403,11 +423,11 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
       any_domain |= dom.members.size() > 1 && !dom.pcie;
       pcie_domain |= dom.pcie;
     }
-    const Stage* sharded = nullptr;  // a stage of replica 0 whose ranks talk over PCIe
+    const Domain* sharded = nullptr;  // where replica 0's ranks talk over PCIe
     for (const auto& st : first.stages)
-      if (first.tp > 1 && st.group && f.domains[f.accelerators[st.group->members.front()].domain].pcie) sharded = &st;
+      if (const Domain* dom = domain_of(f, st); first.tp > 1 && dom && dom->pcie) sharded = dom;
     if (sharded) {
-      const auto link = link_of(f, *sharded);
+      const auto& link = sharded->link_gbps;
       as.push_back(text::cat(
           "devices that no NVLink/xGMI/ICI link joins: ", c.profile->name,
           " runs tensor parallelism between them over PCIe (NCCL all-reduce ", std::round(pcie_allreduce_latency_s * 1e6),
@@ -464,12 +484,12 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
                                    std::round(p.interval_high * 100), "% of the prediction")
                        : text::cat("not calibrated (", p.calibrated_on, "): the interval is a wide default")));
   }
-  if (c.profile->kv_read_per_query_head && !c.arch.mla && c.arch.kv_heads > 0 && c.arch.attention_heads > c.arch.kv_heads)
+  if (const double rereads = kv_rereads(c.arch, *c.profile, false); rereads > 0)
     as.push_back(c.flash_attention
                      ? std::string("decode: flash attention on (-fa 1): each KV head is read once per token")
                      : text::cat("decode: flash attention off (-fa 0, as the profile's calibration runs): each KV head is "
                                  "read once per query head, ",
-                                 c.arch.attention_heads / c.arch.kv_heads, " times per token (--flash-attention on if "
+                                 1.0 + rereads, " times per token (--flash-attention on if "
                                  "your build runs with it, as recent builds' -fa auto does)"));
   as.push_back(text::cat("decode: KV cache read at the full context (a sliding-window or chunked layer reads at most "
                          "its window); tensor-parallel all-reduce 10 us + 2(t-1)/t x "
@@ -565,17 +585,12 @@ Result<QuantizationLevel> suggest_level(const Machines& machines, const ModelDes
   auto levels = ladder(machines, settings.quantization_family);
   if (model.native_level) levels.insert(levels.begin(), *model.native_level);
   for (const auto level : levels) {
-    const QuantizationLevel kv_type = settings.kv_cache_type.value_or(default_kv_cache_type(level));
-    auto cost = cost_model(model, level, kv_type, settings.context, settings.batch);
+    auto cost = settled_cost_model(model, level, settings);
     if (!cost) return fail(cost.error());
-    cost->expert_parallel = settings.expert_parallel;
-    cost->full_kv_every_layer = settings.full_kv_every_layer;
-    cost->flash_attention = settings.flash_attention.value_or(false);
     Fleet f = gather(machines, level, settings.reserve_fraction, settings.device_specs);
     // A level no accelerator runs is no suggestion for a machine that has them.
     if (accelerators ? f.accelerators.empty() : !f.host) continue;
-    cost->profile = &profile_for(f, level, settings, model);
-    join_pcie_domains(f, *cost->profile);
+    settle_runtime(f, *cost, level, settings, model);
     const Layout l = place(f, *cost, settings);
     if (!l.fits) continue;
     bool offload = false;
@@ -683,11 +698,8 @@ Result<RowSplitEstimate> llama_row_split(const AcceleratorRegistry& registry, co
     return fail(ErrorKind::invalid_input, "a row-split estimate needs a quantization level");
   if (auto v = settings.validate(model); !v) return fail(v.error());
   const QuantizationLevel level = *settings.quantization;
-  const QuantizationLevel kv_type = settings.kv_cache_type.value_or(default_kv_cache_type(level));
-  auto cost = cost_model(model, level, kv_type, settings.context, settings.batch);
+  auto cost = settled_cost_model(model, level, settings);
   if (!cost) return fail(cost.error());
-  cost->full_kv_every_layer = settings.full_kv_every_layer;
-  cost->flash_attention = settings.flash_attention.value_or(false);
   const Fleet f = gather(machines_of(registry), level, settings.reserve_fraction, settings.device_specs);
   cost->profile = &profile_for(f, level, settings, model);
   if (cost->profile->row_split_sync_us <= 0)

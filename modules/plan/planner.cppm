@@ -649,7 +649,8 @@ Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel le
 StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head);
 Backend backend_of(const Fleet& f, const Group& g);
 StageSpeed speed_of(const Fleet& f, const Stage& st);
-std::optional<double> link_of(const Fleet& f, const Stage& st);
+// The domain a stage's group is in; null for a stage in host memory.
+const Domain* domain_of(const Fleet& f, const Stage& st);
 DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r);
 // Tensor-parallel (and expert-parallel) communication of one stage for
 // `tokens` tokens in flight; pipeline hops of a replica, inter-node ones

@@ -193,19 +193,18 @@ StageSpeed speed_of(const Fleet& f, const Stage& st) {
   return s;
 }
 
-std::optional<double> link_of(const Fleet& f, const Stage& st) {
-  if (!st.group) return std::nullopt;
-  return f.domains[f.accelerators[st.group->members.front()].domain].link_gbps;
+const Domain* domain_of(const Fleet& f, const Stage& st) {
+  return st.group ? &f.domains[f.accelerators[st.group->members.front()].domain] : nullptr;
 }
 
 double tensor_parallel_s(const Fleet& f, const CostModel& c, const Stage& st, std::uint32_t t, double tokens) {
   if (t < 2) return 0.0;
   const auto& a = c.arch;
   const double message = tokens * static_cast<double>(a.hidden_size) * 2;
-  const auto link = link_of(f, st);
+  const Domain* domain = domain_of(f, st);
+  const std::optional<double> link = domain ? domain->link_gbps : std::nullopt;
   const double bandwidth = link ? *link * 1e9 : 0.0;
-  const bool pcie = st.group && f.domains[f.accelerators[st.group->members.front()].domain].pcie;
-  const double latency = pcie ? pcie_allreduce_latency_s : allreduce_latency_s;
+  const double latency = domain && domain->pcie ? pcie_allreduce_latency_s : allreduce_latency_s;
   const double allreduce = latency + (link ? 2.0 * (t - 1) / t * message / bandwidth : 0.0);
   const double layers = static_cast<double>(st.layer_count);
   if (!c.expert_parallel || !a.moe.is_moe() || a.moe.experts % t != 0) return 2.0 * layers * allreduce;
