@@ -538,6 +538,19 @@ TEST(SpeedModel, FlashAttentionReadsEachKvHeadOnce) {
   EXPECT_TRUE(has(off, "flash attention off (-fa 0")) << ::testing::PrintToString(off.assumptions);
   EXPECT_TRUE(has(off, "4 times per token"));
   EXPECT_TRUE(has(on, "flash attention on (-fa 1)"));
+  // A server's decode steps read the KV cache the same way.
+  s.input_tokens = 32768 - 512;
+  s.output_tokens = 512;
+  s.batch = 4;
+  s.flash_attention = false;
+  const Plan served_without = plan_inference(registry, model, s).value();
+  s.flash_attention = true;
+  const Plan served_with = plan_inference(registry, model, s).value();
+  ASSERT_TRUE(served_without.throughput.serving && served_with.throughput.serving);
+  EXPECT_LT(served_with.throughput.serving->time_per_output_token_s,
+            served_without.throughput.serving->time_per_output_token_s * 0.8);
+  s.input_tokens = s.output_tokens = 0;
+  s.batch = 1;
   // vLLM's kernels read each KV head once either way.
   s.runtime = Runtime::vllm;
   s.quantization = QuantizationLevel::int4;
