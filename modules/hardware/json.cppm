@@ -20,6 +20,16 @@ void append_string(std::string& out, std::string_view text);
 /// append_string.
 char* escape_into(char* out, std::string_view text) noexcept;
 
+/// Writes `v` in decimal at `out`, which has room for 20 bytes (21 signed),
+/// and returns the end: std::to_chars's text, without its digit-counting loop.
+char* format_number(char* out, std::uint64_t v) noexcept;
+char* format_number(char* out, std::int64_t v) noexcept;
+
+/// Writes `v` at `out`, which has room for 32 bytes, and returns the end: the
+/// shortest text that reads back as the same double (std::to_chars's), or
+/// null for a value JSON cannot hold (NaN, infinities).
+char* format_number(char* out, double v) noexcept;
+
 /// Streaming writer. Keys are written in the order the caller gives them,
 /// which is what makes output canonical; `pretty` indents by two spaces.
 ///
@@ -41,51 +51,34 @@ class Writer {
     return literal_key(name, N - 1);
   }
 
-  inline Writer& value(std::string_view v) {
-    before_value();
-    commit(escape_into(room(v.size() * 6 + 2), v));
-    return *this;
-  }
-  inline Writer& value(const char* v) { return value(std::string_view(v)); }
-  inline Writer& value(const std::string& v) { return value(std::string_view(v)); }
-  inline Writer& value(bool v) {
-    before_value();
-    char* p = room(5);
-    std::memcpy(p, v ? "true" : "false", v ? 4 : 5);
-    commit(p + (v ? 4 : 5));
-    return *this;
-  }
-  inline Writer& value(std::int64_t v) {
-    before_value();
-    char* p = room(24);
-    commit(std::to_chars(p, p + 24, v).ptr);
-    return *this;
-  }
-  inline Writer& value(std::uint64_t v) {
-    before_value();
-    char* p = room(24);
-    commit(std::to_chars(p, p + 24, v).ptr);
-    return *this;
-  }
-  inline Writer& value(std::int32_t v) { return value(static_cast<std::int64_t>(v)); }
-  inline Writer& value(std::uint32_t v) { return value(static_cast<std::uint64_t>(v)); }
+  inline Writer& value(std::string_view v) { return put_value(v); }
+  inline Writer& value(const char* v) { return put_value(std::string_view(v)); }
+  inline Writer& value(const std::string& v) { return put_value(std::string_view(v)); }
+  inline Writer& value(bool v) { return put_value(v); }
+  inline Writer& value(std::int64_t v) { return put_value(v); }
+  inline Writer& value(std::uint64_t v) { return put_value(v); }
+  inline Writer& value(std::int32_t v) { return put_value(static_cast<std::int64_t>(v)); }
+  inline Writer& value(std::uint32_t v) { return put_value(static_cast<std::uint64_t>(v)); }
   /// Non-finite numbers are written as null.
-  Writer& value(double v);
+  inline Writer& value(double v) { return put_value(v); }
   Writer& null();
 
+  /// A member: the key (a schema name, written as it is) and its value, with
+  /// one capacity check for both.
   template <std::size_t N, class T>
   Writer& field(const char (&name)[N], const T& v) {
-    literal_key(name, N - 1);
-    return value(v);
+    if (pretty_) {
+      literal_key(name, N - 1);
+      return value(v);
+    }
+    char* p = room(N + 3 + room_for(text_of(v)));
+    commit(put(literal_key_at(p, name, N - 1), text_of(v)));
+    return *this;
   }
   /// Writes nothing when `v` is empty.
   template <std::size_t N, class T>
   Writer& field(const char (&name)[N], const std::optional<T>& v) {
-    if (v) {
-      literal_key(name, N - 1);
-      value(*v);
-    }
-    return *this;
+    return v ? field(name, *v) : *this;
   }
   template <class T>
   Writer& field(std::string_view name, const T& v) {
@@ -152,7 +145,13 @@ class Writer {
   }
   inline Writer& literal_key(const char* name, std::size_t length) {
     if (pretty_) return key(std::string_view(name, length));
-    char* p = room(length + 4);
+    commit(literal_key_at(room(length + 4), name, length));
+    after_key_ = true;
+    return *this;
+  }
+  // A compact member's separator and key at `p`, which has room for the key
+  // plus four bytes; the value follows at once.
+  inline char* literal_key_at(char* p, const char* name, std::size_t length) noexcept {
     if (!first_) *p++ = ',';
     first_ = false;
     *p++ = '"';
@@ -160,8 +159,41 @@ class Writer {
     p += length;
     *p++ = '"';
     *p++ = ':';
-    commit(p);
-    after_key_ = true;
+    return p;
+  }
+
+  // Each value's text: the most bytes it can take, and writing it at a
+  // pointer with that much room. text_of gives every value type the
+  // overload value() gives it (a C string is text, not a bool).
+  static inline std::string_view text_of(const char* v) noexcept { return v; }
+  static inline std::string_view text_of(const std::string& v) noexcept { return v; }
+  static inline std::string_view text_of(std::string_view v) noexcept { return v; }
+  static inline bool text_of(bool v) noexcept { return v; }
+  static inline std::int64_t text_of(std::int64_t v) noexcept { return v; }
+  static inline std::uint64_t text_of(std::uint64_t v) noexcept { return v; }
+  static inline std::int64_t text_of(std::int32_t v) noexcept { return v; }
+  static inline std::uint64_t text_of(std::uint32_t v) noexcept { return v; }
+  static inline double text_of(double v) noexcept { return v; }
+
+  static inline std::size_t room_for(std::string_view v) noexcept { return v.size() * 6 + 2; }
+  static inline std::size_t room_for(bool) noexcept { return 5; }
+  static inline std::size_t room_for(std::int64_t) noexcept { return 24; }
+  static inline std::size_t room_for(std::uint64_t) noexcept { return 24; }
+  static inline std::size_t room_for(double) noexcept { return 32; }
+
+  static inline char* put(char* p, std::string_view v) noexcept { return escape_into(p, v); }
+  static inline char* put(char* p, bool v) noexcept {
+    std::memcpy(p, v ? "true" : "false", v ? 4 : 5);
+    return p + (v ? 4 : 5);
+  }
+  static inline char* put(char* p, std::int64_t v) noexcept { return format_number(p, v); }
+  static inline char* put(char* p, std::uint64_t v) noexcept { return format_number(p, v); }
+  static inline char* put(char* p, double v) noexcept { return format_number(p, v); }
+
+  template <class T>
+  inline Writer& put_value(T v) {
+    before_value();
+    commit(put(room(room_for(v)), v));
     return *this;
   }
   void newline();

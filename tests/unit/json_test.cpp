@@ -1,10 +1,14 @@
 // Canonical JSON writing and the registry's JSON round trip.
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 import hwaccel;
 
@@ -40,6 +44,86 @@ TEST(JsonWriter, NonFiniteNumbersBecomeNull) {
   json::Writer w;
   w.begin_array().value(std::numeric_limits<double>::infinity()).value(std::nan("")).value(0.1).end_array();
   EXPECT_EQ(w.str(), "[null,null,0.1]");
+}
+
+// The writer's own number formatting must give std::to_chars's text: the
+// shortest that reads back, fixed or scientific as to_chars chooses.
+std::string to_chars_text(double v) {
+  char buf[64];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+template <class Int>
+std::string to_chars_text(Int v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+std::string written(double v) {
+  char buf[32];
+  return std::string(buf, json::format_number(buf, v));
+}
+
+template <class Int>
+std::string written(Int v) {
+  char buf[32];
+  return std::string(buf, json::format_number(buf, v));
+}
+
+TEST(JsonWriter, NumbersAreWrittenAsToCharsWritesThem) {
+  std::mt19937_64 random(20261128);
+  // Integers of every length, the edges of each power of ten and of the types.
+  std::vector<std::uint64_t> unsigned_values{0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 99999999, 100000000,
+                                             9999999999999999ull, 10000000000000000ull,
+                                             std::numeric_limits<std::uint64_t>::max()};
+  for (int digits = 1; digits <= 19; ++digits)
+    for (int i = 0; i < 200; ++i) {
+      std::uint64_t v = random() % 9 + 1;
+      for (int d = 1; d < digits; ++d) v = v * 10 + random() % 10;
+      unsigned_values.push_back(v);
+    }
+  for (const std::uint64_t v : unsigned_values) {
+    ASSERT_EQ(written(v), to_chars_text(v)) << v;
+    const auto signed_value = static_cast<std::int64_t>(v);
+    ASSERT_EQ(written(signed_value), to_chars_text(signed_value)) << signed_value;
+  }
+  EXPECT_EQ(written(std::numeric_limits<std::int64_t>::min()), "-9223372036854775808");
+
+  // Doubles: whole numbers, a few decimals (watts, GT/s), many decimals
+  // (derived bandwidths), tiny and huge magnitudes, negative zero.
+  std::vector<double> doubles{0.0, -0.0, 1.0, -1.0, 0.1, 0.5, 2.5, 16.0, 32.0, 71.2, 99999.0, 99999.9999, 100000.0,
+                              1e5 + 0.5, 1e-7, 5e-324, 1.7976931348623157e308, 63.01538461538462, 478.116, 0.001,
+                              0.0001, 123456789.0, 1e21, -71.25, 9.0005, 26.562};
+  std::uniform_real_distribution<double> magnitude(-3, 7);
+  for (int i = 0; i < 20000; ++i) {
+    const double v = std::pow(10.0, magnitude(random));
+    doubles.push_back(v);
+    doubles.push_back(-v);
+    for (const double scale : {1.0, 10.0, 100.0, 1000.0, 10000.0}) doubles.push_back(std::round(v * scale) / scale);
+  }
+  for (const double v : doubles) ASSERT_EQ(written(v), to_chars_text(v)) << to_chars_text(v);
+  EXPECT_EQ(written(std::nan("")), "null");
+}
+
+TEST(JsonWriter, PlainStringsOfEveryLengthAreCopiedAndOthersEscaped) {
+  // Strings of 0-40 bytes, plain and with one byte to escape or repair at
+  // each position: the word-at-a-time copy and the byte-wise path agree.
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::string plain;
+    for (std::size_t i = 0; i < n; ++i) plain += static_cast<char>('a' + i % 26);
+    std::string out;
+    json::append_string(out, plain);
+    ASSERT_EQ(out, "\"" + plain + "\"");
+    for (std::size_t at = 0; at < n; ++at)
+      for (const auto& [bad, escaped] : std::vector<std::pair<char, std::string>>{
+               {'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"}, {'\xff', "\xef\xbf\xbd"}}) {
+        std::string with = plain;
+        with[at] = bad;
+        out.clear();
+        json::append_string(out, with);
+        ASSERT_EQ(out, "\"" + plain.substr(0, at) + escaped + plain.substr(at + 1) + "\"") << n << " " << at;
+      }
+  }
 }
 
 Inventory rich_inventory() {
