@@ -2,6 +2,7 @@
 module;
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -340,6 +341,13 @@ struct Path {
 };
 
 Path at_member(const Path& parent, std::string_view name) { return Path{&parent, name, 0, false}; }
+
+// A member's name against one of the schema's: with the length known when
+// compiled, the bytes are compared inline rather than by a call to memcmp.
+template <std::size_t N>
+inline bool key_is(std::string_view key, const char (&name)[N]) noexcept {
+  return key.size() == N - 1 && std::memcmp(key.data(), name, N - 1) == 0;
+}
 Path at_index(const Path& parent, std::size_t index) { return Path{&parent, {}, index, true}; }
 
 class Reader {
@@ -362,9 +370,9 @@ class Reader {
     return true;
   }
   bool read(element e, const Path& path, std::optional<std::string>& out) {
-    std::string s;
-    if (!read(e, path, s)) return false;
-    out = std::move(s);
+    std::string_view v;
+    if (e.get_string().get(v) != simdjson::SUCCESS) return fail_at(path, "must be a string");
+    out.emplace(v);
     return true;
   }
   bool read(element e, const Path& path, bool& out) {
@@ -449,10 +457,10 @@ class Reader {
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
       const Path p = at_member(path, k);
-      if (k == "current_speed_gts") read(v, p, link.current_speed_gts);
-      else if (k == "max_speed_gts") read(v, p, link.max_speed_gts);
-      else if (k == "current_width") read(v, p, link.current_width);
-      else if (k == "max_width") read(v, p, link.max_width);
+      if (key_is(k, "current_speed_gts")) read(v, p, link.current_speed_gts);
+      else if (key_is(k, "max_speed_gts")) read(v, p, link.max_speed_gts);
+      else if (key_is(k, "current_width")) read(v, p, link.current_width);
+      else if (key_is(k, "max_width")) read(v, p, link.max_width);
       if (failed) return false;
     }
     return true;
@@ -463,16 +471,16 @@ class Reader {
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
       const Path p = at_member(path, k);
-      if (k == "id") read(v, p, part.id);
-      else if (k == "index") read(v, p, part.index);
-      else if (k == "profile") read(v, p, part.profile);
-      else if (k == "uuid") read(v, p, part.uuid);
-      else if (k == "gpu_instance_id") read(v, p, part.gpu_instance_id);
-      else if (k == "compute_instance_id") read(v, p, part.compute_instance_id);
-      else if (k == "memory_bytes") read(v, p, part.memory_bytes);
-      else if (k == "compute_units") read(v, p, part.compute_units);
-      else if (k == "visible") read(v, p, part.visible);
-      else if (k == "runtime_index") read(v, p, part.runtime_index);
+      if (key_is(k, "id")) read(v, p, part.id);
+      else if (key_is(k, "index")) read(v, p, part.index);
+      else if (key_is(k, "profile")) read(v, p, part.profile);
+      else if (key_is(k, "uuid")) read(v, p, part.uuid);
+      else if (key_is(k, "gpu_instance_id")) read(v, p, part.gpu_instance_id);
+      else if (key_is(k, "compute_instance_id")) read(v, p, part.compute_instance_id);
+      else if (key_is(k, "memory_bytes")) read(v, p, part.memory_bytes);
+      else if (key_is(k, "compute_units")) read(v, p, part.compute_units);
+      else if (key_is(k, "visible")) read(v, p, part.visible);
+      else if (key_is(k, "runtime_index")) read(v, p, part.runtime_index);
       if (failed) return false;
     }
     return true;
@@ -487,69 +495,69 @@ class Reader {
       // By length first: most keys are told apart without comparing bytes.
       switch (k.size()) {
         case 2:
-          if (k == "id") has_id = read(v, p, d.id);
+          if (key_is(k, "id")) has_id = read(v, p, d.id);
           break;
         case 4:
-          if (k == "name") read(v, p, d.name);
-          else if (k == "uuid") read(v, p, d.uuid);
-          else if (k == "pcie" && !v.is_null()) pcie(v, p, d.pcie.emplace());
+          if (key_is(k, "name")) read(v, p, d.name);
+          else if (key_is(k, "uuid")) read(v, p, d.uuid);
+          else if (key_is(k, "pcie") && !v.is_null()) pcie(v, p, d.pcie.emplace());
           break;
         case 5:
-          if (k == "index") read(v, p, d.index);
+          if (key_is(k, "index")) read(v, p, d.index);
           break;
         case 6:
-          if (k == "family") read_enum(v, p, d.family, &parse_family);
-          else if (k == "vendor") read(v, p, d.vendor);
+          if (key_is(k, "family")) read_enum(v, p, d.family, &parse_family);
+          else if (key_is(k, "vendor")) read(v, p, d.vendor);
           break;
         case 7:
-          if (k == "backend") has_backend = read_enum(v, p, d.backend, &parse_backend);
-          else if (k == "visible") read(v, p, d.visible);
-          else if (k == "spec_id") read(v, p, d.spec_id);
+          if (key_is(k, "backend")) has_backend = read_enum(v, p, d.backend, &parse_backend);
+          else if (key_is(k, "visible")) read(v, p, d.visible);
+          else if (key_is(k, "spec_id")) read(v, p, d.spec_id);
           break;
         case 9:
-          if (k == "numa_node") read(v, p, d.numa_node);
-          else if (k == "available") read(v, p, d.available);
+          if (key_is(k, "numa_node")) read(v, p, d.numa_node);
+          else if (key_is(k, "available")) read(v, p, d.available);
           break;
         case 10:
-          if (k == "pci_bus_id") read(v, p, d.pci_bus_id);
-          else if (k == "integrated") read(v, p, d.integrated);
-          else if (k == "properties") read(v, p, d.properties);
-          else if (k == "partitions") partitions(v, p, d.partitions);
+          if (key_is(k, "pci_bus_id")) read(v, p, d.pci_bus_id);
+          else if (key_is(k, "integrated")) read(v, p, d.integrated);
+          else if (key_is(k, "properties")) read(v, p, d.properties);
+          else if (key_is(k, "partitions")) partitions(v, p, d.partitions);
           break;
         case 11:
-          if (k == "memory_kind") read_enum(v, p, d.memory_kind, &parse_memory_kind);
-          else if (k == "power_watts") read(v, p, d.power_watts);
+          if (key_is(k, "memory_kind")) read_enum(v, p, d.memory_kind, &parse_memory_kind);
+          else if (key_is(k, "power_watts")) read(v, p, d.power_watts);
           break;
         case 12:
-          if (k == "cpu_affinity") read(v, p, d.cpu_affinity);
-          else if (k == "memory_bytes") read(v, p, d.memory_bytes);
-          else if (k == "architecture") read(v, p, d.architecture);
+          if (key_is(k, "cpu_affinity")) read(v, p, d.cpu_affinity);
+          else if (key_is(k, "memory_bytes")) read(v, p, d.memory_bytes);
+          else if (key_is(k, "architecture")) read(v, p, d.architecture);
           break;
         case 13:
-          if (k == "compute_units") read(v, p, d.compute_units);
-          else if (k == "temperature_c") read(v, p, d.temperature_c);
-          else if (k == "runtime_index") read(v, p, d.runtime_index);
+          if (key_is(k, "compute_units")) read(v, p, d.compute_units);
+          else if (key_is(k, "temperature_c")) read(v, p, d.temperature_c);
+          else if (key_is(k, "runtime_index")) read(v, p, d.runtime_index);
           break;
         case 14:
-          if (k == "driver_version") read(v, p, d.driver_version);
+          if (key_is(k, "driver_version")) read(v, p, d.driver_version);
           break;
         case 16:
-          if (k == "firmware_version") read(v, p, d.firmware_version);
+          if (key_is(k, "firmware_version")) read(v, p, d.firmware_version);
           break;
         case 17:
-          if (k == "memory_free_bytes") read(v, p, d.memory_free_bytes);
-          else if (k == "memory_used_bytes") read(v, p, d.memory_used_bytes);
-          else if (k == "power_limit_watts") read(v, p, d.power_limit_watts);
+          if (key_is(k, "memory_free_bytes")) read(v, p, d.memory_free_bytes);
+          else if (key_is(k, "memory_used_bytes")) read(v, p, d.memory_used_bytes);
+          else if (key_is(k, "power_limit_watts")) read(v, p, d.power_limit_watts);
           break;
         case 18:
-          if (k == "compute_capability") read(v, p, d.compute_capability);
+          if (key_is(k, "compute_capability")) read(v, p, d.compute_capability);
           break;
         case 19:
-          if (k == "shared_memory_bytes") read(v, p, d.shared_memory_bytes);
-          else if (k == "utilization_percent") read(v, p, d.utilization_percent);
+          if (key_is(k, "shared_memory_bytes")) read(v, p, d.shared_memory_bytes);
+          else if (key_is(k, "utilization_percent")) read(v, p, d.utilization_percent);
           break;
         case 21:
-          if (k == "memory_bandwidth_gbps") read(v, p, d.memory_bandwidth_gbps);
+          if (key_is(k, "memory_bandwidth_gbps")) read(v, p, d.memory_bandwidth_gbps);
           break;
         default:
           break;  // a field of a newer schema
@@ -578,14 +586,14 @@ class Reader {
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
       const Path p = at_member(path, k);
-      if (k == "model_name") read(v, p, c.model_name);
-      else if (k == "vendor") read(v, p, c.vendor);
-      else if (k == "architecture") read(v, p, c.architecture);
-      else if (k == "sockets") read(v, p, c.sockets);
-      else if (k == "physical_cores") read(v, p, c.physical_cores);
-      else if (k == "logical_cores") read(v, p, c.logical_cores);
-      else if (k == "isa_features") read(v, p, c.isa_features);
-      else if (k == "numa_nodes") {
+      if (key_is(k, "model_name")) read(v, p, c.model_name);
+      else if (key_is(k, "vendor")) read(v, p, c.vendor);
+      else if (key_is(k, "architecture")) read(v, p, c.architecture);
+      else if (key_is(k, "sockets")) read(v, p, c.sockets);
+      else if (key_is(k, "physical_cores")) read(v, p, c.physical_cores);
+      else if (key_is(k, "logical_cores")) read(v, p, c.logical_cores);
+      else if (key_is(k, "isa_features")) read(v, p, c.isa_features);
+      else if (key_is(k, "numa_nodes")) {
         array a;
         if (array_of(v, p, a)) {
           std::size_t i = 0;
@@ -595,16 +603,16 @@ class Reader {
             if (!object_of(item, ip, no)) break;
             NumaNode n;
             for (auto [nk, nv] : no) {
-              if (nk == "id") read(nv, at_member(ip, "id"), n.id);
-              else if (nk == "cpulist") read(nv, at_member(ip, "cpulist"), n.cpulist);
-              else if (nk == "memory_bytes") read(nv, at_member(ip, "memory_bytes"), n.memory_bytes);
+              if (key_is(nk, "id")) read(nv, at_member(ip, "id"), n.id);
+              else if (key_is(nk, "cpulist")) read(nv, at_member(ip, "cpulist"), n.cpulist);
+              else if (key_is(nk, "memory_bytes")) read(nv, at_member(ip, "memory_bytes"), n.memory_bytes);
             }
             c.numa_nodes.push_back(std::move(n));
           }
         }
-      } else if (k == "memory_total_bytes") read(v, p, c.memory_total_bytes);
-      else if (k == "memory_available_bytes") read(v, p, c.memory_available_bytes);
-      else if (k == "cgroup_memory_limit_bytes") read(v, p, c.cgroup_memory_limit_bytes);
+      } else if (key_is(k, "memory_total_bytes")) read(v, p, c.memory_total_bytes);
+      else if (key_is(k, "memory_available_bytes")) read(v, p, c.memory_available_bytes);
+      else if (key_is(k, "cgroup_memory_limit_bytes")) read(v, p, c.cgroup_memory_limit_bytes);
       if (failed) return false;
     }
     return true;
@@ -615,26 +623,26 @@ class Reader {
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
       const Path p = at_member(path, k);
-      if (k == "container") read(v, p, env.container);
-      else if (k == "kubernetes") read(v, p, env.kubernetes);
-      else if (k == "kubernetes_namespace") read(v, p, env.kubernetes_namespace);
-      else if (k == "wsl") read(v, p, env.wsl);
-      else if (k == "wsl_version") read(v, p, env.wsl_version);
-      else if (k == "gpu_paravirtualization") read(v, p, env.gpu_paravirtualization);
-      else if (k == "virtual_machine") read(v, p, env.virtual_machine);
-      else if (k == "hypervisor") read(v, p, env.hypervisor);
-      else if (k == "cloud") {
+      if (key_is(k, "container")) read(v, p, env.container);
+      else if (key_is(k, "kubernetes")) read(v, p, env.kubernetes);
+      else if (key_is(k, "kubernetes_namespace")) read(v, p, env.kubernetes_namespace);
+      else if (key_is(k, "wsl")) read(v, p, env.wsl);
+      else if (key_is(k, "wsl_version")) read(v, p, env.wsl_version);
+      else if (key_is(k, "gpu_paravirtualization")) read(v, p, env.gpu_paravirtualization);
+      else if (key_is(k, "virtual_machine")) read(v, p, env.virtual_machine);
+      else if (key_is(k, "hypervisor")) read(v, p, env.hypervisor);
+      else if (key_is(k, "cloud")) {
         object co;
         if (object_of(v, p, co)) {
           CloudInstance cloud;
           for (auto [ck, cv] : co) {
-            if (ck == "provider") read(cv, at_member(p, "provider"), cloud.provider);
-            else if (ck == "instance_type") read(cv, at_member(p, "instance_type"), cloud.instance_type);
-            else if (ck == "product_name") read(cv, at_member(p, "product_name"), cloud.product_name);
+            if (key_is(ck, "provider")) read(cv, at_member(p, "provider"), cloud.provider);
+            else if (key_is(ck, "instance_type")) read(cv, at_member(p, "instance_type"), cloud.instance_type);
+            else if (key_is(ck, "product_name")) read(cv, at_member(p, "product_name"), cloud.product_name);
           }
           env.cloud = std::move(cloud);
         }
-      } else if (k == "visible_devices_env") read(v, p, env.visible_devices_env);
+      } else if (key_is(k, "visible_devices_env")) read(v, p, env.visible_devices_env);
       if (failed) return false;
     }
     return true;
@@ -645,15 +653,15 @@ class Reader {
     object o;
     if (!object_of(e, path, o)) return false;
     for (auto [k, v] : o) {
-      if (k == "host") {
+      if (key_is(k, "host")) {
         read(v, at_member(path, "host"), s.host);
-      } else if (k == "cpu") {
+      } else if (key_is(k, "cpu")) {
         s.cpu.emplace();
         cpu(v, at_member(path, "cpu"), *s.cpu);
-      } else if (k == "environment") {
+      } else if (key_is(k, "environment")) {
         s.environment.emplace();
         environment(v, at_member(path, "environment"), *s.environment);
-      } else if (k == "storage") {
+      } else if (key_is(k, "storage")) {
         array a;
         const Path storage = at_member(path, "storage");
         if (array_of(v, storage, a)) {
@@ -665,21 +673,21 @@ class Reader {
             StorageDevice d;
             for (auto [sk, sv] : so) {
               const Path sp = at_member(p, sk);
-              if (sk == "name") read(sv, sp, d.name);
-              else if (sk == "kind") read_enum(sv, sp, d.kind, &parse_storage_kind);
-              else if (sk == "size_bytes") read(sv, sp, d.size_bytes);
-              else if (sk == "model") read(sv, sp, d.model);
-              else if (sk == "pci_bus_id") read(sv, sp, d.pci_bus_id);
-              else if (sk == "numa_node") read(sv, sp, d.numa_node);
-              else if (sk == "read_bandwidth_gbps") read(sv, sp, d.read_bandwidth_gbps);
-              else if (sk == "bandwidth_source") read(sv, sp, d.bandwidth_source);
-              else if (sk == "filesystem") read(sv, sp, d.filesystem);
-              else if (sk == "mount_points") read(sv, sp, d.mount_points);
+              if (key_is(sk, "name")) read(sv, sp, d.name);
+              else if (key_is(sk, "kind")) read_enum(sv, sp, d.kind, &parse_storage_kind);
+              else if (key_is(sk, "size_bytes")) read(sv, sp, d.size_bytes);
+              else if (key_is(sk, "model")) read(sv, sp, d.model);
+              else if (key_is(sk, "pci_bus_id")) read(sv, sp, d.pci_bus_id);
+              else if (key_is(sk, "numa_node")) read(sv, sp, d.numa_node);
+              else if (key_is(sk, "read_bandwidth_gbps")) read(sv, sp, d.read_bandwidth_gbps);
+              else if (key_is(sk, "bandwidth_source")) read(sv, sp, d.bandwidth_source);
+              else if (key_is(sk, "filesystem")) read(sv, sp, d.filesystem);
+              else if (key_is(sk, "mount_points")) read(sv, sp, d.mount_points);
             }
             s.storage.push_back(std::move(d));
           }
         }
-      } else if (k == "network") {
+      } else if (key_is(k, "network")) {
         array a;
         const Path network = at_member(path, "network");
         if (array_of(v, network, a)) {
@@ -691,21 +699,21 @@ class Reader {
             NetworkPort port;
             for (auto [nk, nv] : no) {
               const Path np = at_member(p, nk);
-              if (nk == "device") read(nv, np, port.device);
-              else if (nk == "port") read(nv, np, port.port);
-              else if (nk == "kind") read(nv, np, port.kind);
-              else if (nk == "state") read(nv, np, port.state);
-              else if (nk == "rate_gbps") read(nv, np, port.rate_gbps);
-              else if (nk == "link_layer") read(nv, np, port.link_layer);
-              else if (nk == "pci_bus_id") read(nv, np, port.pci_bus_id);
-              else if (nk == "numa_node") read(nv, np, port.numa_node);
-              else if (nk == "netdev") read(nv, np, port.netdev);
-              else if (nk == "near_devices") read(nv, np, port.near_devices);
-              else if (nk == "affinity") {
+              if (key_is(nk, "device")) read(nv, np, port.device);
+              else if (key_is(nk, "port")) read(nv, np, port.port);
+              else if (key_is(nk, "kind")) read(nv, np, port.kind);
+              else if (key_is(nk, "state")) read(nv, np, port.state);
+              else if (key_is(nk, "rate_gbps")) read(nv, np, port.rate_gbps);
+              else if (key_is(nk, "link_layer")) read(nv, np, port.link_layer);
+              else if (key_is(nk, "pci_bus_id")) read(nv, np, port.pci_bus_id);
+              else if (key_is(nk, "numa_node")) read(nv, np, port.numa_node);
+              else if (key_is(nk, "netdev")) read(nv, np, port.netdev);
+              else if (key_is(nk, "near_devices")) read(nv, np, port.near_devices);
+              else if (key_is(nk, "affinity")) {
                 LinkKind kind{};
                 if (read_enum(nv, np, kind, &parse_link_kind)) port.affinity = kind;
-              } else if (nk == "phys_state") read(nv, np, port.phys_state);
-              else if (nk == "driver") read(nv, np, port.driver);
+              } else if (key_is(nk, "phys_state")) read(nv, np, port.phys_state);
+              else if (key_is(nk, "driver")) read(nv, np, port.driver);
             }
             s.network.push_back(std::move(port));
           }
@@ -743,19 +751,16 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
   registry.schema_version_ = static_cast<std::uint32_t>(version);
 
   for (auto [key, value] : root) {
-    if (key == "devices") {
+    if (key_is(key, "devices")) {
       array a;
       const Path path{nullptr, "devices"};
       if (r.array_of(value, path, a)) {
         inv.devices.reserve(a.size());
         std::size_t i = 0;
-        for (element item : a) {
-          DeviceProfile d;
-          if (!r.device(item, at_index(path, i++), d)) break;
-          inv.devices.push_back(std::move(d));
-        }
+        for (element item : a)
+          if (!r.device(item, at_index(path, i++), inv.devices.emplace_back())) break;
       }
-    } else if (key == "links") {
+    } else if (key_is(key, "links")) {
       array a;
       const Path path{nullptr, "links"};
       if (r.array_of(value, path, a)) {
@@ -767,18 +772,18 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
           DeviceLink l;
           for (auto [k, v] : o) {
             const Path lp = at_member(p, k);
-            if (k == "a") r.read(v, lp, l.a);
-            else if (k == "b") r.read(v, lp, l.b);
-            else if (k == "kind") r.read_enum(v, lp, l.kind, &parse_link_kind);
-            else if (k == "lanes") r.read(v, lp, l.lanes);
-            else if (k == "hops") r.read(v, lp, l.hops);
-            else if (k == "bandwidth_gbps") r.read(v, lp, l.bandwidth_gbps);
-            else if (k == "source") r.read(v, lp, l.source);
+            if (key_is(k, "a")) r.read(v, lp, l.a);
+            else if (key_is(k, "b")) r.read(v, lp, l.b);
+            else if (key_is(k, "kind")) r.read_enum(v, lp, l.kind, &parse_link_kind);
+            else if (key_is(k, "lanes")) r.read(v, lp, l.lanes);
+            else if (key_is(k, "hops")) r.read(v, lp, l.hops);
+            else if (key_is(k, "bandwidth_gbps")) r.read(v, lp, l.bandwidth_gbps);
+            else if (key_is(k, "source")) r.read(v, lp, l.source);
           }
           inv.links.push_back(std::move(l));
         }
       }
-    } else if (key == "interconnects") {
+    } else if (key_is(key, "interconnects")) {
       array a;
       const Path path{nullptr, "interconnects"};
       if (r.array_of(value, path, a)) {
@@ -790,19 +795,19 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
           Interconnect ic;
           for (auto [k, v] : o) {
             const Path ip = at_member(p, k);
-            if (k == "kind") r.read(v, ip, ic.kind);
-            else if (k == "name") r.read(v, ip, ic.name);
-            else if (k == "device_ids") r.read(v, ip, ic.device_ids);
-            else if (k == "bandwidth_gbps") r.read(v, ip, ic.bandwidth_gbps);
-            else if (k == "switch_count") r.read(v, ip, ic.switch_count);
-            else if (k == "source") r.read(v, ip, ic.source);
+            if (key_is(k, "kind")) r.read(v, ip, ic.kind);
+            else if (key_is(k, "name")) r.read(v, ip, ic.name);
+            else if (key_is(k, "device_ids")) r.read(v, ip, ic.device_ids);
+            else if (key_is(k, "bandwidth_gbps")) r.read(v, ip, ic.bandwidth_gbps);
+            else if (key_is(k, "switch_count")) r.read(v, ip, ic.switch_count);
+            else if (key_is(k, "source")) r.read(v, ip, ic.source);
           }
           inv.interconnects.push_back(std::move(ic));
         }
       }
-    } else if (key == "system") {
+    } else if (key_is(key, "system")) {
       r.system(value, inv.system);
-    } else if (key == "warnings") {
+    } else if (key_is(key, "warnings")) {
       array a;
       const Path path{nullptr, "warnings"};
       if (r.array_of(value, path, a)) {
@@ -813,14 +818,14 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
           if (!r.object_of(item, p, o)) break;
           Warning w;
           for (auto [k, v] : o) {
-            if (k == "backend") r.read(v, at_member(p, "backend"), w.backend);
-            else if (k == "kind") r.read_enum(v, at_member(p, "kind"), w.kind, &parse_warning_kind);
-            else if (k == "message") r.read(v, at_member(p, "message"), w.message);
+            if (key_is(k, "backend")) r.read(v, at_member(p, "backend"), w.backend);
+            else if (key_is(k, "kind")) r.read_enum(v, at_member(p, "kind"), w.kind, &parse_warning_kind);
+            else if (key_is(k, "message")) r.read(v, at_member(p, "message"), w.message);
           }
           inv.warnings.push_back(std::move(w));
         }
       }
-    } else if (key == "timings_us") {
+    } else if (key_is(key, "timings_us")) {
       object o;
       const Path path{nullptr, "timings_us"};
       if (r.object_of(value, path, o)) {
