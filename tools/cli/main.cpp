@@ -78,9 +78,11 @@ int main(int argc, char** argv) {
   for (const auto& s : subcommands)
     if (build_all || named == &s) commands.push_back(s.add(app));
 
-  // Bare `hwaccel [detect options]` means `hwaccel detect`.
+  // Bare `hwaccel [detect options]` means `hwaccel detect`. A named
+  // subcommand's options follow its name, so the top level then takes none
+  // (and `hwaccel detect` does not build the detect options twice).
   DetectArgs top_args;
-  add_detect_options(app, top_args);
+  if (!named) add_detect_options(app, top_args);
 
   try {
     app.parse(argc, argv);
