@@ -312,8 +312,35 @@ void ids_from_uevent(const System& sys, const std::string& dir, PciFunction& f) 
 
 }  // namespace
 
+namespace {
+
+void read_numa_node(const System& sys, const std::string& dir, PciFunction& f) {
+  if (const auto numa = read_i64(sys, dir + "/numa_node"); numa && *numa >= 0 && *numa < 65536)
+    f.numa_node = static_cast<std::int32_t>(*numa);
+}
+
+void read_link_state(const System& sys, const std::string& dir, PciFunction& f) {
+  if (const auto s = read_text(sys, dir + "/current_link_speed")) f.link.current_speed_gts = parse_link_speed(*s);
+  if (const auto s = read_text(sys, dir + "/max_link_speed")) f.link.max_speed_gts = parse_link_speed(*s);
+  if (const auto w = read_u64(sys, dir + "/current_link_width"); w && *w > 0 && *w <= 64)
+    f.link.current_width = static_cast<std::uint32_t>(*w);
+  if (const auto w = read_u64(sys, dir + "/max_link_width"); w && *w > 0 && *w <= 64)
+    f.link.max_width = static_cast<std::uint32_t>(*w);
+}
+
+}  // namespace
+
 PciFunction read_pci_function(const System& sys, const PciAddress& address) {
   return read_pci_function_at(sys, "/sys/bus/pci/devices/" + address.to_string(), address);
+}
+
+PciFunction read_pci_placement(const System& sys, const PciAddress& address) {
+  PciFunction f;
+  f.address = address;
+  const std::string dir = "/sys/bus/pci/devices/" + address.to_string();
+  read_numa_node(sys, dir, f);
+  read_link_state(sys, dir, f);
+  return f;
 }
 
 PciFunction read_pci_function_at(const System& sys, const std::string& dir, const PciAddress& address) {
@@ -329,15 +356,9 @@ PciFunction read_pci_function_at(const System& sys, const std::string& dir, cons
     f.revision = static_cast<std::uint8_t>(*rev);
   if (const auto link = sys.read_link(dir + "/driver")) f.driver = std::string(base_name(*link));
   if (!f.vendor_id || !f.device_id || !f.driver) ids_from_uevent(sys, dir, f);
-  if (const auto numa = read_i64(sys, dir + "/numa_node"); numa && *numa >= 0 && *numa < 65536)
-    f.numa_node = static_cast<std::int32_t>(*numa);
+  read_numa_node(sys, dir, f);
   f.local_cpulist = read_text(sys, dir + "/local_cpulist");
-  if (const auto s = read_text(sys, dir + "/current_link_speed")) f.link.current_speed_gts = parse_link_speed(*s);
-  if (const auto s = read_text(sys, dir + "/max_link_speed")) f.link.max_speed_gts = parse_link_speed(*s);
-  if (const auto w = read_u64(sys, dir + "/current_link_width"); w && *w > 0 && *w <= 64)
-    f.link.current_width = static_cast<std::uint32_t>(*w);
-  if (const auto w = read_u64(sys, dir + "/max_link_width"); w && *w > 0 && *w <= 64)
-    f.link.max_width = static_cast<std::uint32_t>(*w);
+  read_link_state(sys, dir, f);
   return f;
 }
 

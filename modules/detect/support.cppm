@@ -233,6 +233,11 @@ struct PciFunction {
 /// the uevent file (some sysfs snapshots lack the `device` attribute).
 PciFunction read_pci_function(const System& system, const PciAddress& address);
 
+/// What placing a device next to a controller needs of its PCI function: the
+/// NUMA node and the PCIe link, in five sysfs reads where read_pci_function
+/// makes about fourteen. The ids, class, driver and CPU list stay empty.
+PciFunction read_pci_placement(const System& system, const PciAddress& address);
+
 /// PCI addresses of the functions bound to a driver
 /// (/sys/bus/pci/drivers/<driver>/), sorted.
 std::vector<PciAddress> pci_functions_of_driver(const System& system, std::string_view driver);

@@ -263,7 +263,7 @@ std::optional<StorageDevice> read_block_device(const DetectContext& ctx, Detecto
   device.kind = kind_of(sys, name, dir, device.model);
   std::optional<PcieLink> link;
   if (const auto controller = controller_of(sys, *resolved)) {
-    const PciFunction function = read_pci_function(sys, *controller);
+    const PciFunction function = read_pci_placement(sys, *controller);
     device.pci_bus_id = controller->to_string();
     device.numa_node = function.numa_node;
     link = function.link;
