@@ -12,6 +12,7 @@ module;
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -490,12 +491,46 @@ struct FixtureSystem::State {
     }
   }
 
+  // Folders already resolved, by the path they were asked by: a detector reads
+  // many attributes of one sysfs folder (a PCI function's reached through the
+  // /sys/bus/pci/devices link), and the tree does not change once opened, so
+  // each such folder is walked once. Only folders that resolved are kept, so
+  // every failure is reported by the walk, with its own message.
+  mutable std::mutex folders_mutex;
+  mutable std::unordered_map<std::string, const Node*, NameHash, std::equal_to<>> folders;
+
+  // `path` as walk() resolves it, through the folder cache where the last
+  // component is a plain name that needs no link followed.
+  Result<const Node*> resolve(std::string_view path, bool follow_last) const {
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash == 0) return walk(path, follow_last);
+    const std::string_view parent = path.substr(0, slash), name = path.substr(slash + 1);
+    if (name.empty() || name == "." || name == "..") return walk(path, follow_last);
+    const Node* folder = nullptr;
+    {
+      std::lock_guard lock(folders_mutex);
+      if (const auto it = folders.find(parent); it != folders.end()) folder = it->second;
+    }
+    if (!folder) {
+      const auto walked = walk(parent, true);
+      if (!walked || (*walked)->type != FileType::directory || (*walked)->unreadable) return walk(path, follow_last);
+      folder = *walked;
+      std::lock_guard lock(folders_mutex);
+      folders.emplace(std::string(parent), folder);
+    }
+    const auto it = folder->children.find(name);
+    if (it == folder->children.end()) return fail(ErrorKind::not_found, text::cat(path, ": no such file or directory"));
+    const Node* child = it->second.get();
+    if (child->type == FileType::symlink && follow_last) return walk(path, follow_last);
+    return child;
+  }
+
   // Walks `path` through the indexed tree without allocating: the remaining
   // text of the path and of each link being followed are kept as views.
   // Links are followed (the last one only when `follow_last`); absolute
   // targets restart at the fixture root, and ".." above the root is an
   // escape, reported rather than clamped.
-  Result<const Node*> resolve(std::string_view path, bool follow_last) const {
+  Result<const Node*> walk(std::string_view path, bool follow_last) const {
     if (path.empty() || path.front() != '/')
       return fail(ErrorKind::invalid_input, text::cat("path \"", text::excerpt(path), "\" is not absolute"));
     constexpr std::size_t max_depth = 128;
