@@ -130,6 +130,40 @@ TEST_F(Fixture, SymlinksResolveInsideTheRoot) {
   EXPECT_EQ(f->read_file("/sys/bus/pci/devices/0000:00:01.0/../0000:00:01.0/vendor").value().data, "0x10de\n");
 }
 
+// Folders resolved once are kept: asking again, and asking for other names in
+// them, gives what walking the whole path gives, errors included.
+TEST_F(Fixture, RepeatedLookupsAnswerAsTheFirst) {
+  manifest(minimal_manifest);
+  write_file(root() / "sys/devices/pci0000:00/0000:00:01.0/vendor", "0x10de\n");
+  write_file(root() / "sys/devices/pci0000:00/0000:00:01.0/device", "0x2330\n");
+  write_file(root() / "sys/devices/pci0000:00/0000:00:01.0/file", "not a folder\n");
+  fs::create_directories(root() / "sys/bus/pci/devices");
+  fs::create_symlink("../../../devices/pci0000:00/0000:00:01.0", root() / "sys/bus/pci/devices/0000:00:01.0");
+  fs::create_symlink("vendor", root() / "sys/devices/pci0000:00/0000:00:01.0/vendor_link");
+  fs::create_symlink("../../../../../../x", root() / "sys/devices/pci0000:00/0000:00:01.0/escape");
+  auto f = open();
+  ASSERT_TRUE(f);
+  const std::string dir = "/sys/bus/pci/devices/0000:00:01.0";
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    EXPECT_EQ(f->read_file(dir + "/vendor").value().data, "0x10de\n");
+    EXPECT_EQ(f->read_file(dir + "/device").value().data, "0x2330\n");
+    EXPECT_EQ(f->read_file(dir + "/vendor_link").value().data, "0x10de\n");
+    EXPECT_EQ(f->status(dir + "/vendor_link", false).value().type, hwaccel::FileType::symlink);
+    EXPECT_EQ(f->read_link(dir + "/vendor_link").value(), "vendor");
+    const auto missing = f->read_file(dir + "/missing");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
+    EXPECT_NE(missing.error().message.find(dir + "/missing: no such file or directory"), std::string::npos)
+        << missing.error().message;
+    EXPECT_EQ(f->read_file(dir + "/escape").error().kind, ErrorKind::escapes_root);
+    EXPECT_EQ(f->read_file(dir + "/file/below").error().kind, ErrorKind::not_found);
+    EXPECT_EQ(f->read_file("/sys/bus/pci/devices/0000:00:02.0/vendor").error().kind, ErrorKind::not_found);
+    EXPECT_EQ(f->list_dir(dir).value().size(), 5u);
+    EXPECT_EQ(f->read_file(dir + "/../0000:00:01.0/vendor").value().data, "0x10de\n");
+  }
+}
+
 TEST_F(Fixture, SymlinkEscapingTheRootIsAnError) {
   manifest(minimal_manifest);
   fs::create_directories(root() / "proc");
