@@ -109,9 +109,7 @@ char* copy_if_plain(char* p, std::string_view s) noexcept {
   while (i < s.size()) {
     std::size_t j = i;
     while (j + 8 <= s.size()) {
-      std::uint64_t word;
-      std::memcpy(&word, s.data() + j, sizeof word);
-      if (may_need_escape(word)) break;
+      if (may_need_escape(load<std::uint64_t>(s.data() + j))) break;
       j += 8;
     }
     while (j < s.size() && !needs_escape(static_cast<unsigned char>(s[j]))) ++j;

@@ -1,6 +1,5 @@
 // Canonical JSON output: fixed field order, no locale, always valid UTF-8.
 module;
-#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <optional>
