@@ -103,6 +103,9 @@ inline std::vector<std::string_view> split_trimmed(std::string_view text, char s
 /// Whitespace-separated words.
 inline std::vector<std::string_view> words(std::string_view text) {
   std::vector<std::string_view> out;
+  // Room for a mountinfo or cpuinfo line's words: one allocation instead of
+  // one per doubling.
+  out.reserve(16);
   std::size_t i = 0;
   while (i < text.size()) {
     while (i < text.size() && is_space(text[i])) ++i;
@@ -286,12 +289,23 @@ inline void append_piece(std::string& out, T v) {
   if constexpr (std::is_signed_v<T>) append_int(out, v);
   else append_uint(out, v);
 }
+// An upper bound of what append_piece writes, so that cat() allocates once.
+inline std::size_t piece_size(std::string_view s) noexcept { return s.size(); }
+inline std::size_t piece_size(const char* s) noexcept { return std::char_traits<char>::length(s); }
+inline std::size_t piece_size(const std::string& s) noexcept { return s.size(); }
+inline std::size_t piece_size(char) noexcept { return 1; }
+template <class T>
+  requires std::is_arithmetic_v<T>
+inline std::size_t piece_size(T) noexcept {
+  return 24;  // the longest integer or shortest round-trip double
+}
 }  // namespace detail
 
 /// Concatenates strings and numbers into one message, without a locale.
 template <class... Parts>
 std::string cat(const Parts&... parts) {
   std::string out;
+  out.reserve((detail::piece_size(parts) + ... + 0));
   (detail::append_piece(out, parts), ...);
   return out;
 }

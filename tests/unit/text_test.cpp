@@ -4,7 +4,10 @@
 #include <bitset>
 #include <cstdint>
 #include <optional>
+#include <climits>
 #include <string>
+#include <string_view>
+#include <vector>
 
 import hwaccel;
 
@@ -57,6 +60,30 @@ TEST(Text, Cpulists) {
 TEST(Text, CatFormatsWithoutLocale) {
   EXPECT_EQ(text::cat("a", 1, ':', 2.5, std::string("z"), std::uint64_t{7}), "a1:2.5z7");
   EXPECT_EQ(text::excerpt(std::string("ab\x01\xff", 4)), "ab??");
+  // The longest numbers, and pieces of every kind together.
+  EXPECT_EQ(text::cat(std::int64_t{INT64_MIN}, ' ', std::uint64_t{UINT64_MAX}, ' ', -2.2250738585072014e-308),
+            "-9223372036854775808 18446744073709551615 -2.2250738585072014e-308");
+  EXPECT_EQ(text::cat(), "");
+  const char* pointer = "pointer";
+  EXPECT_EQ(text::cat(std::string_view("view"), pointer, std::string(40, 'x')), "viewpointer" + std::string(40, 'x'));
+}
+
+TEST(Text, WordsSplitOnAnyBlank) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(text::words(""), V{});
+  EXPECT_EQ(text::words(" \t\n "), V{});
+  EXPECT_EQ(text::words("a"), V{"a"});
+  EXPECT_EQ(text::words("  a\tbb  ccc\n"), (V{"a", "bb", "ccc"}));
+  const auto line = text::words("36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue");
+  ASSERT_EQ(line.size(), 11u);
+  EXPECT_EQ(line[3], "/mnt1");
+  EXPECT_EQ(line.back(), "rw,errors=continue");
+  // More words than the room reserved for a line.
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += "w" + std::to_string(i) + (i % 3 ? " " : "\t\n");
+  const auto all = text::words(many);
+  ASSERT_EQ(all.size(), 100u);
+  EXPECT_EQ(all[99], "w99");
 }
 
 TEST(PciAddressTest, ParsesToolAndSysfsForms) {
