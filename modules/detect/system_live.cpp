@@ -3,7 +3,9 @@
 // whole process group at the deadline.
 module;
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -48,7 +50,10 @@ Error errno_error(int err, std::string_view what, std::string_view path) {
     case ELOOP: kind = ErrorKind::symlink_loop; break;
     default: break;
   }
-  return Error{kind, text::cat(what, " ", path, ": ", std::strerror(err))};
+  // strerrordesc_np: the English text, as the rest of the message is, and
+  // without strerror's message-catalogue lookup per missing file.
+  const char* description = strerrordesc_np(err);
+  return Error{kind, text::cat(what, " ", path, ": ", description ? description : "unknown error")};
 }
 
 
@@ -71,18 +76,37 @@ using posix::file_type_of;
 // Reads until EOF or until `cap` bytes are held; one more byte is attempted
 // so that `truncated` is exact.
 Result<FileContent> read_fd(int fd, std::size_t cap, std::string_view path) {
+  const auto read_some = [fd](char* to, std::size_t want) {
+    ssize_t n = 0;
+    do n = ::read(fd, to, want);
+    while (n < 0 && errno == EINTR);
+    return n;
+  };
   FileContent content;
-  std::size_t chunk = std::min<std::size_t>(cap + 1, 4096);
-  while (true) {
+  // Most files read here (sysfs attributes, small /proc files) are shorter
+  // than a page, and sysfs gives a page as the size of each: they are read
+  // through the stack, so that the string holds only what was read, not a
+  // zero-filled page per file.
+  std::array<char, 4096> page;
+  bool larger = false;
+  while (!larger && content.data.size() <= cap) {
+    const std::size_t want = std::min(page.size(), cap + 1 - content.data.size());
+    const ssize_t n = read_some(page.data(), want);
+    if (n < 0) return fail(errno_error(errno, "cannot read", path));
+    if (n == 0) break;
+    content.data.append(page.data(), static_cast<std::size_t>(n));
+    larger = static_cast<std::size_t>(n) == page.size();  // then read in growing chunks below
+  }
+  std::size_t chunk = std::min<std::size_t>(cap + 1, 4 * page.size());
+  while (larger && content.data.size() <= cap) {
     const std::size_t old = content.data.size();
-    if (old > cap) break;
     const std::size_t want = std::min(chunk, cap + 1 - old);
     content.data.resize(old + want);
-    const ssize_t n = ::read(fd, content.data.data() + old, want);
+    const ssize_t n = read_some(content.data.data() + old, want);
     if (n < 0) {
+      const int err = errno;
       content.data.resize(old);
-      if (errno == EINTR) continue;
-      return fail(errno_error(errno, "cannot read", path));
+      return fail(errno_error(err, "cannot read", path));
     }
     content.data.resize(old + static_cast<std::size_t>(n));
     if (n == 0) break;
@@ -262,14 +286,21 @@ class LiveSystem final : public System {
       if (const auto it = tool_cache_.find(name); it != tool_cache_.end()) return it->second;
     }
     std::optional<std::string> found;
+    // Each candidate is put together on the stack: most lookups miss in every
+    // folder, and a string per folder and tool was most of their cost.
+    std::array<char, PATH_MAX> candidate;
     for (const auto& dir : tool_dirs()) {
-      std::string candidate = dir;
-      if (candidate.back() != '/') candidate.push_back('/');
-      candidate.append(name);
+      const bool slash = dir.back() != '/';
+      const std::size_t length = dir.size() + (slash ? 1 : 0) + name.size();
+      if (length >= candidate.size()) continue;  // no such file can exist
+      char* end = std::copy(dir.begin(), dir.end(), candidate.data());
+      if (slash) *end++ = '/';
+      end = std::copy(name.begin(), name.end(), end);
+      *end = '\0';
       struct stat st{};
-      if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      if (::faccessat(AT_FDCWD, candidate.c_str(), X_OK, AT_EACCESS) != 0) continue;
-      found = std::move(candidate);
+      if (::stat(candidate.data(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (::faccessat(AT_FDCWD, candidate.data(), X_OK, AT_EACCESS) != 0) continue;
+      found.emplace(candidate.data(), length);
       break;
     }
     std::lock_guard lock(tool_cache_mutex_);

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -166,6 +168,20 @@ TEST_F(LiveRunner, DirectoryNamedLikeAToolIsNotATool) {
   EXPECT_FALSE(system_->find_tool("nvidia-smi"));
 }
 
+TEST_F(LiveRunner, ToolsAreFoundInFoldersNamedWithOrWithoutATrailingSlash) {
+  TempDir slashed;
+  write_script(slashed.path() / "second", "echo second");
+  tool("first", "echo first");
+  hwaccel::LiveOptions options;
+  options.search_path = tools_->str() + ":" + slashed.str() + "/";
+  options.extra_tool_dirs.clear();
+  const auto system = hwaccel::make_live_system(options);
+  EXPECT_EQ(system->find_tool("first").value_or(""), (tools_->path() / "first").string());
+  EXPECT_EQ(system->find_tool("second").value_or(""), slashed.str() + "/second");
+  // A name too long for any path is simply not found.
+  EXPECT_FALSE(system->find_tool(std::string(5000, 'n')));
+}
+
 TEST_F(LiveRunner, MissingToolIsToolNotFound) {
   auto r = run({"no-such-tool-anywhere"});
   ASSERT_FALSE(r);
@@ -240,6 +256,33 @@ TEST_F(LiveFiles, ReadsAreCapped) {
   ASSERT_TRUE(full);
   EXPECT_EQ(full->data.size(), 1000u);
   EXPECT_FALSE(full->truncated);
+}
+
+TEST_F(LiveFiles, EveryLengthAroundThePageAndTheChunksReadsWhole) {
+  // Reads go through a page on the stack, then growing chunks: every file
+  // comes back byte for byte, capped exactly, at each boundary.
+  for (const std::size_t length : {0u, 1u, 4095u, 4096u, 4097u, 8191u, 8192u, 8193u, 20'480u, 20'481u, 100'000u}) {
+    std::string content(length, '\0');
+    for (std::size_t i = 0; i < length; ++i) content[i] = static_cast<char>('a' + (i * 31) % 26);
+    const auto file = dir_.path() / ("f" + std::to_string(length));
+    write_file(file, content);
+    for (const std::size_t cap : {length, length + 1, length > 0 ? length - 1 : 0, std::size_t{4096}, std::size_t{1} << 20}) {
+      auto r = system_->read_file(file.string(), cap);
+      ASSERT_TRUE(r) << length << " " << cap;
+      EXPECT_EQ(r->data, content.substr(0, cap)) << length << " " << cap;
+      EXPECT_EQ(r->truncated, length > cap) << length << " " << cap;
+    }
+  }
+}
+
+TEST_F(LiveFiles, ProcFilesThatReadInPiecesAreReadWhole) {
+  // /proc files give a record or a page per read(), and report a size of 0.
+  std::ifstream in("/proc/self/mountinfo");
+  const std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto r = system_->read_file("/proc/self/mountinfo");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->data, expected);
+  EXPECT_FALSE(r->truncated);
 }
 
 TEST_F(LiveFiles, FifoIsRefusedWithoutBlocking) {
