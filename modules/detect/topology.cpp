@@ -2,7 +2,6 @@
 module;
 #include <algorithm>
 #include <cstddef>
-#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,56 +13,47 @@ namespace {
 
 constexpr int max_symlink_hops = 40;
 
-void push_components(std::deque<std::string>& todo, std::string_view path) {
-  // Components of `path` go in front of what is left, in order.
-  std::vector<std::string_view> parts;
-  while (!path.empty()) {
-    const std::string_view c = text::next_token(path, '/');
-    if (!c.empty() && c != ".") parts.push_back(c);
-  }
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.emplace_front(*it);
-}
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) {
-    out.push_back('/');
-    out += p;
-  }
-  return out.empty() ? std::string("/") : out;
-}
-
 }  // namespace
 
+// The path is resolved in one string: each component is appended, checked,
+// and replaced by its link's target when it is one (storage resolves every
+// disk's sysfs link this way at each detection).
 Result<std::string> resolve_path(const System& system, std::string_view path) {
   if (path.empty() || path.front() != '/')
     return fail(ErrorKind::invalid_input, text::cat("cannot resolve relative path \"", text::excerpt(path), "\""));
-  std::deque<std::string> todo;
-  push_components(todo, path);
-  std::vector<std::string> done;
+  std::string done;                 // resolved so far; empty means "/"
+  std::string todo(path);           // what is left to walk, from `next`
+  std::size_t next = 0;
   int hops = 0;
-  while (!todo.empty()) {
-    std::string component = std::move(todo.front());
-    todo.pop_front();
+  while (true) {
+    while (next < todo.size() && todo[next] == '/') ++next;
+    if (next == todo.size()) break;
+    const std::size_t end = std::min(todo.find('/', next), todo.size());
+    const std::string_view component = std::string_view(todo).substr(next, end - next);
+    next = end;
+    if (component == ".") continue;
     if (component == "..") {
       if (done.empty()) return fail(ErrorKind::escapes_root, text::cat(path, ": a link climbs above /"));
-      done.pop_back();
+      done.resize(done.rfind('/'));
       continue;
     }
-    done.push_back(std::move(component));
-    const std::string here = join(done);
-    const auto status = system.status(here, false);
+    const std::size_t parent = done.size();
+    done += '/';
+    done += component;
+    const auto status = system.status(done, false);
     if (!status) return fail(status.error());
     if (status->type != FileType::symlink) continue;
     if (++hops > max_symlink_hops)
       return fail(ErrorKind::symlink_loop, text::cat(path, ": more than ", max_symlink_hops, " symbolic links"));
-    const auto target = system.read_link(here);
+    const auto target = system.read_link(done);
     if (!target) return fail(target.error());
-    done.pop_back();
+    done.resize(parent);
     if (!target->empty() && target->front() == '/') done.clear();
-    push_components(todo, *target);
+    // The link's target, then what followed the link.
+    todo = text::cat(*target, "/", std::string_view(todo).substr(next));
+    next = 0;
   }
-  return join(done);
+  return done.empty() ? std::string("/") : done;
 }
 
 std::optional<PciPath> pci_path_of(std::string_view resolved) {

@@ -216,8 +216,17 @@ TEST(Topology, ResolvesLinksThroughTheSystem) {
       .link("/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/infiniband/mlx5_0/device", "../../../0000:17:00.0")
       .link("/loop/a", "b")
       .link("/loop/b", "a")
-      .link("/sys/up", "../../../..");
+      .link("/sys/up", "../../../..")
+      .link("/abs", "/sys/devices/pci0000:16")
+      .link("/chain1", "chain2")
+      .link("/chain2", "/abs/0000:16:02.0/");
   auto system = open_fixture(f);
+  EXPECT_EQ(resolve_path(*system, "/").value_or("?"), "/");
+  EXPECT_EQ(resolve_path(*system, "//sys///devices/").value_or("?"), "/sys/devices");
+  EXPECT_EQ(resolve_path(*system, "/abs/0000:16:02.0").value_or("?"), "/sys/devices/pci0000:16/0000:16:02.0");
+  EXPECT_EQ(resolve_path(*system, "/chain1/0000:17:00.0/infiniband").value_or("?"),
+            "/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/infiniband");
+  EXPECT_EQ(resolve_path(*system, "/chain1/..").value_or("?"), "/sys/devices/pci0000:16");
   EXPECT_EQ(resolve_path(*system, "/sys/class/infiniband/mlx5_0").value_or("?"),
             "/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/infiniband/mlx5_0");
   EXPECT_EQ(resolve_path(*system, "/sys/class/infiniband/mlx5_0/device/./infiniband/../").value_or("?"),
