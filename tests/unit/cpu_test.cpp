@@ -52,6 +52,21 @@ TEST(CpuParsers, X86Record) {
   EXPECT_EQ(s.isa_features, expected);
 }
 
+TEST(CpuParsers, X86RecordsAfterTheFirstAreCounted) {
+  // Only the first record's fields are read; every "processor" line counts,
+  // wherever the word "processor" appears otherwise.
+  std::string text;
+  for (int i = 0; i < 300; ++i)
+    text += "processor\t: " + std::to_string(i) +
+            "\nvendor_id\t: GenuineIntel\nmodel name\t: " + (i == 0 ? "Intel(R) Xeon(R) Gold 6430" : "processor ignored") +
+            "\nflags\t\t: fpu avx2 processorx\nprocessor_note\t: not a record\nprocessor   : 9\n\n" + (i % 7 ? "" : "\n");
+  text += "processor\t: 300";  // the last line without its newline
+  const auto s = parsers::parse_cpuinfo(text);
+  EXPECT_EQ(s.model_name, "Intel(R) Xeon(R) Gold 6430");
+  EXPECT_EQ(s.processor_records, 300u * 2 + 1);
+  EXPECT_EQ(s.isa_features, (std::vector<std::string>{"avx2"}));
+}
+
 TEST(CpuParsers, ArmRecordsWithTwoCoreTypes) {
   std::string text;
   for (int i = 0; i < 4; ++i)

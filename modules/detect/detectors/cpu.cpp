@@ -84,6 +84,19 @@ std::string_view key_of(std::string_view line) noexcept {
   return text::trim(line.substr(0, colon));
 }
 
+// The "processor" lines in what follows the first record of an x86
+// /proc/cpuinfo: its other records repeat the first one's fields (a
+// 224-thread node has 6 000 lines, of which only these are read).
+std::uint32_t count_processor_lines(std::string_view text) noexcept {
+  std::uint32_t count = 0;
+  constexpr std::string_view key = "processor";
+  while (!text.empty()) {
+    const std::string_view line = text::next_line(text);
+    if (line.starts_with(key) && key_of(line) == key) ++count;
+  }
+  return count;
+}
+
 void add_features(std::vector<std::string>& out, std::string_view list, std::span<const std::pair<std::string_view, std::string_view>> known) {
   for (std::string_view flag : text::words(list))
     for (const auto& [raw, name] : known)
@@ -124,6 +137,10 @@ CpuInfoSummary parse_cpuinfo(std::string_view text) {
     const std::string_view line = text::next_line(text);
     if (text::trim(line).empty()) {
       if (s.processor_records > 0) first_record = false;
+      if (!first_record && s.architecture == "x86_64") {
+        s.processor_records += count_processor_lines(text);
+        break;
+      }
       continue;
     }
     const std::string_view key = key_of(line);
