@@ -49,6 +49,7 @@ struct Token {
 // TAB-separated cells (empty cells kept), as nvidia-smi prints them.
 std::vector<Token> tab_cells(std::string_view line) {
   std::vector<Token> cells;
+  cells.reserve(static_cast<std::size_t>(std::count(line.begin(), line.end(), '\t')) + 1);
   std::size_t column = 0;
   std::size_t start = 0, start_column = 0;
   for (std::size_t i = 0; i <= line.size(); ++i) {
@@ -88,6 +89,9 @@ std::vector<Token> words_with_columns(std::string_view line) {
 }
 
 constexpr std::array<std::string_view, 3> affinity_labels = {"CPU Affinity", "NUMA Affinity", "GPU NUMA ID"};
+// The same labels as the header's words show them (an empty word ends one).
+constexpr std::array<std::array<std::string_view, 3>, 3> affinity_label_words = {{
+    {"CPU", "Affinity", ""}, {"NUMA", "Affinity", ""}, {"GPU", "NUMA", "ID"}}};
 
 bool is_affinity_label(std::string_view s) noexcept {
   return std::find(affinity_labels.begin(), affinity_labels.end(), s) != affinity_labels.end();
@@ -99,14 +103,17 @@ std::vector<std::pair<std::string, std::size_t>> header_labels(std::string_view 
   std::vector<std::pair<std::string, std::size_t>> labels;
   for (std::size_t i = 0; i < words.size(); ++i) {
     bool joined = false;
-    for (std::string_view label : affinity_labels) {
-      const auto parts = text::words(label);
-      if (i + parts.size() > words.size()) continue;
+    for (std::size_t l = 0; l < affinity_labels.size(); ++l) {
+      const std::string_view label = affinity_labels[l];
+      const auto& parts = affinity_label_words[l];
+      const auto count = static_cast<std::size_t>(
+          std::find(parts.begin(), parts.end(), std::string_view{}) - parts.begin());
+      if (i + count > words.size()) continue;
       bool match = true;
-      for (std::size_t k = 0; k < parts.size() && match; ++k) match = words[i + k].text == parts[k];
+      for (std::size_t k = 0; k < count && match; ++k) match = words[i + k].text == parts[k];
       if (match) {
         labels.emplace_back(std::string(label), words[i].column);
-        i += parts.size() - 1;
+        i += count - 1;
         joined = true;
         break;
       }
