@@ -53,7 +53,7 @@ std::optional<Ids> native_ids(const DeviceProfile& d, const System& system) {
   if (!d.pci_bus_id) return std::nullopt;
   const auto address = PciAddress::parse(*d.pci_bus_id);
   if (!address) return std::nullopt;
-  const PciFunction f = read_pci_function(system, *address);
+  const PciFunction f = read_pci_ids(system, *address);
   if (!f.vendor_id || !f.device_id) return std::nullopt;
   return Ids{*f.vendor_id, *f.device_id};
 }

@@ -14,7 +14,7 @@ void match_device_specs(Inventory& inventory, const System& system) {
     SpecQuery q = spec_query_of(d);
     if ((!q.pci_vendor_id || !q.pci_device_id) && d.pci_bus_id) {
       if (const auto address = PciAddress::parse(*d.pci_bus_id)) {
-        const PciFunction f = read_pci_function(system, *address);
+        const PciFunction f = read_pci_ids(system, *address);
         q.pci_vendor_id = f.vendor_id;
         q.pci_device_id = f.device_id;
       }

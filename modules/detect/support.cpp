@@ -343,6 +343,16 @@ PciFunction read_pci_placement(const System& sys, const PciAddress& address) {
   return f;
 }
 
+PciFunction read_pci_ids(const System& sys, const PciAddress& address) {
+  PciFunction f;
+  f.address = address;
+  const std::string dir = "/sys/bus/pci/devices/" + address.to_string();
+  f.vendor_id = read_id16(sys, dir + "/vendor");
+  f.device_id = read_id16(sys, dir + "/device");
+  if (!f.vendor_id || !f.device_id) ids_from_uevent(sys, dir, f);
+  return f;
+}
+
 PciFunction read_pci_function_at(const System& sys, const std::string& dir, const PciAddress& address) {
   PciFunction f;
   f.address = address;

@@ -238,6 +238,12 @@ PciFunction read_pci_function(const System& system, const PciAddress& address);
 /// makes about fourteen. The ids, class, driver and CPU list stay empty.
 PciFunction read_pci_placement(const System& system, const PciAddress& address);
 
+/// What recognising a device needs of its PCI function: the vendor and
+/// device ids, in two sysfs reads (the uevent file when a snapshot lacks
+/// them) where read_pci_function makes about fourteen. Everything else stays
+/// empty.
+PciFunction read_pci_ids(const System& system, const PciAddress& address);
+
 /// PCI addresses of the functions bound to a driver
 /// (/sys/bus/pci/drivers/<driver>/), sorted.
 std::vector<PciAddress> pci_functions_of_driver(const System& system, std::string_view driver);

@@ -144,6 +144,33 @@ TEST(Spec, PciIdNarrowsFirst) {
   EXPECT_EQ(match_spec(q)->id, "a100-pcie-40gb");
 }
 
+// Only the ids of a PCI function: its attributes, else its uevent file.
+TEST(Spec, PciIdsComeFromTheAttributesOrTheUevent) {
+  hwaccel::testing::FixtureBuilder fixture;
+  fixture.file("/sys/bus/pci/devices/0000:17:00.0/vendor", "0x10de\n")
+      .file("/sys/bus/pci/devices/0000:17:00.0/device", "0x2330\n")
+      .file("/sys/bus/pci/devices/0000:17:00.0/uevent", "DRIVER=nvidia\nPCI_ID=1002:73BF\n")
+      .file("/sys/bus/pci/devices/0000:31:00.0/vendor", "0x10de\n")
+      .file("/sys/bus/pci/devices/0000:31:00.0/uevent", "DRIVER=nvidia\nPCI_ID=10DE:20B0\n")
+      .file("/sys/bus/pci/devices/0000:4b:00.0/device", "0x99999\n");
+  auto system = FixtureSystem::open(fixture.write());
+  ASSERT_TRUE(system);
+  const auto both = read_pci_ids(**system, *PciAddress::parse("0000:17:00.0"));
+  EXPECT_EQ(both.vendor_id, 0x10de);
+  EXPECT_EQ(both.device_id, 0x2330);  // the attributes win over the uevent
+  EXPECT_FALSE(both.class_code);
+  const auto from_uevent = read_pci_ids(**system, *PciAddress::parse("0000:31:00.0"));
+  EXPECT_EQ(from_uevent.vendor_id, 0x10de);
+  EXPECT_EQ(from_uevent.device_id, 0x20b0);
+  const auto bad = read_pci_ids(**system, *PciAddress::parse("0000:4b:00.0"));  // over 16 bits, no uevent
+  EXPECT_FALSE(bad.vendor_id);
+  EXPECT_FALSE(bad.device_id);
+  // The same ids as the full read gives.
+  const auto full = read_pci_function(**system, *PciAddress::parse("0000:31:00.0"));
+  EXPECT_EQ(full.vendor_id, from_uevent.vendor_id);
+  EXPECT_EQ(full.device_id, from_uevent.device_id);
+}
+
 // The finalize pass: PCI ids from sysfs, names and memory from the detector.
 TEST(Spec, FinalizePassSetsSpecIds) {
   hwaccel::testing::FixtureBuilder fixture;
