@@ -58,31 +58,24 @@ def symbols(binary):
 
 
 def touched(binary, args, spans):
-    """Symbols whose bytes `binary args` touches, in the order first touched."""
+    """Symbols whose bytes `binary args` touches, in the order first touched
+    (a name may repeat)."""
     starts = [s[0] for s in spans]
     with tempfile.NamedTemporaryFile(suffix='.lackey') as log:
         subprocess.run(['valgrind', '--tool=lackey', '--trace-mem=yes', '--log-file=' + log.name, binary, *args],
                        check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        order, seen = [], set()
         with open(log.name, errors='replace') as trace:
             for line in trace:
-                if line.startswith('=='):
-                    continue
                 fields = line.split()
-                if len(fields) != 2:
+                if line.startswith('==') or len(fields) != 2:
                     continue
                 try:
                     address = int(fields[1].split(',')[0], 16)
                 except ValueError:
                     continue
                 i = bisect.bisect_right(starts, address) - 1
-                if i < 0 or address >= spans[i][1]:
-                    continue
-                name = spans[i][2]
-                if name not in seen:
-                    seen.add(name)
-                    order.append(name)
-    return order
+                if i >= 0 and address < spans[i][1]:
+                    yield spans[i][2]
 
 
 def main():
@@ -95,25 +88,18 @@ def main():
         binary = os.path.join(work, 'hwaccel')
         subprocess.run(['strip', '--strip-debug', '-o', binary, cli], check=True)
         spans = symbols(binary)
-        order, seen = [], set()
-        for args in COMMANDS:
-            for name in touched(binary, args, spans):
-                if name not in seen:
-                    seen.add(name)
-                    order.append(name)
-        names = {s[2] for s in spans}
+        # dict keys: each name once, in the order first seen.
+        order = dict.fromkeys(name for args in COMMANDS for name in touched(binary, args, spans))
         variants = {}
-        for name in sorted(names):
-            m = ISA_VARIANT.match(name)
-            if m:
+        for name in sorted({s[2] for s in spans}):
+            if m := ISA_VARIANT.match(name):
                 variants.setdefault(m.group(1), []).append(name)
-        listed, result = set(), []
-        for name in order:
+
+        def with_variants(name):
             m = ISA_VARIANT.match(name)
-            for n in (variants.get(m.group(1), [name]) if m else [name]):
-                if n not in listed:
-                    listed.add(n)
-                    result.append(n)
+            return variants.get(m.group(1), [name]) if m else [name]
+
+        result = list(dict.fromkeys(n for name in order for n in with_variants(name)))
     with open(ORDER_FILE, 'w') as f:
         f.write('# The symbols the static CLI touches as it starts and runs `detect`, `--version` and\n'
                 '# `backends`, in the order first touched: lld lays them out side by side\n'

@@ -89,9 +89,6 @@ std::vector<Token> words_with_columns(std::string_view line) {
 }
 
 constexpr std::array<std::string_view, 3> affinity_labels = {"CPU Affinity", "NUMA Affinity", "GPU NUMA ID"};
-// The same labels as the header's words show them (an empty word ends one).
-constexpr std::array<std::array<std::string_view, 3>, 3> affinity_label_words = {{
-    {"CPU", "Affinity", ""}, {"NUMA", "Affinity", ""}, {"GPU", "NUMA", "ID"}}};
 
 bool is_affinity_label(std::string_view s) noexcept {
   return std::find(affinity_labels.begin(), affinity_labels.end(), s) != affinity_labels.end();
@@ -103,14 +100,15 @@ std::vector<std::pair<std::string, std::size_t>> header_labels(std::string_view 
   std::vector<std::pair<std::string, std::size_t>> labels;
   for (std::size_t i = 0; i < words.size(); ++i) {
     bool joined = false;
-    for (std::size_t l = 0; l < affinity_labels.size(); ++l) {
-      const std::string_view label = affinity_labels[l];
-      const auto& parts = affinity_label_words[l];
-      const auto count = static_cast<std::size_t>(
-          std::find(parts.begin(), parts.end(), std::string_view{}) - parts.begin());
-      if (i + count > words.size()) continue;
+    for (std::string_view label : affinity_labels) {
+      // The label's words, one at a time, against the header's from i.
+      std::string_view rest = label;
+      std::size_t count = 0;
       bool match = true;
-      for (std::size_t k = 0; k < count && match; ++k) match = words[i + k].text == parts[k];
+      while (match && !rest.empty()) {
+        match = i + count < words.size() && words[i + count].text == text::next_token(rest, ' ');
+        ++count;
+      }
       if (match) {
         labels.emplace_back(std::string(label), words[i].column);
         i += count - 1;
