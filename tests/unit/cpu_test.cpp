@@ -8,10 +8,13 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace hwaccel;
+using hwaccel::testing::CountingSystem;
 using hwaccel::testing::TempDir;
 using hwaccel::testing::write_file;
 
@@ -94,11 +97,17 @@ class CpuDetection : public ::testing::Test {
  protected:
   TempDir dir_;
   void file(const std::string& path, const std::string& content) { write_file(dir_.path() / "root" / path, content); }
-  AcceleratorRegistry detect() {
+  // cpuinfo_reads: how often /proc/cpuinfo was read, and cpuinfo_bytes the
+  // most bytes one read asked for.
+  AcceleratorRegistry detect(int* cpuinfo_reads = nullptr, std::size_t* cpuinfo_bytes = nullptr) {
     write_file(dir_.path() / "fixture.json", R"({"format": 1, "machine": "m", "source": "s", "synthetic": true})");
     auto f = FixtureSystem::open(dir_.str());
     EXPECT_TRUE(f);
-    return DetectBuilder::none().with(Backend::cpu).system_probes(false).detect(**f);
+    const CountingSystem system(**f);
+    auto registry = DetectBuilder::none().with(Backend::cpu).system_probes(false).detect(system);
+    if (cpuinfo_reads) *cpuinfo_reads = system.reads("/proc/cpuinfo");
+    if (cpuinfo_bytes) *cpuinfo_bytes = system.most_bytes_asked("/proc/cpuinfo");
+    return registry;
   }
 };
 
@@ -128,6 +137,67 @@ TEST_F(CpuDetection, TwoSocketServerInAContainer) {
   EXPECT_EQ(r.devices()[0].memory_bytes, 2113368064ull * 1024);
   EXPECT_EQ(r.devices()[0].vendor, "Intel");
   EXPECT_TRUE(r.warnings().empty());
+}
+
+// 224 records of 1.5 KB, as a two-socket Xeon 8480+ node writes them.
+std::string big_xeon_cpuinfo() {
+  std::string text;
+  for (int i = 0; i < 224; ++i)
+    text += "processor\t: " + std::to_string(i) +
+            "\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\nsiblings\t: 112\n"
+            "cpu cores\t: 56\nflags\t\t: fpu sse4_2 avx avx2 fma avx512f " +
+            std::string(1300, 'x') + "\n\n";
+  return text;
+}
+
+TEST_F(CpuDetection, X86ReadsOnlyThePageWithTheFirstRecord) {
+  file("proc/meminfo", "MemTotal:       2113368064 kB\n");
+  file("proc/cpuinfo", big_xeon_cpuinfo());
+  file("sys/devices/system/cpu/online", "0-223\n");
+  int reads = 0;
+  std::size_t bytes = 0;
+  const auto r = detect(&reads, &bytes);
+  EXPECT_EQ(reads, 1);
+  EXPECT_LE(bytes, 4096u);
+  ASSERT_TRUE(r.system().cpu);
+  EXPECT_EQ(r.system().cpu->model_name, "Intel(R) Xeon(R) Platinum 8480+");
+  EXPECT_EQ(r.system().cpu->logical_cores, 224u);
+  EXPECT_EQ(r.system().cpu->physical_cores, 112u);
+  EXPECT_EQ(r.system().cpu->sockets, 2u);
+  const std::vector<std::string> isa = {"avx", "avx2", "avx512f", "fma", "sse4_2"};
+  EXPECT_EQ(r.system().cpu->isa_features, isa);
+  EXPECT_TRUE(r.warnings().empty());
+}
+
+TEST_F(CpuDetection, WithoutTheOnlineListX86CountsEveryRecord) {
+  file("proc/meminfo", "MemTotal:       2113368064 kB\n");
+  file("proc/cpuinfo", big_xeon_cpuinfo());
+  int reads = 0;
+  const auto r = detect(&reads);
+  EXPECT_EQ(reads, 2);
+  ASSERT_TRUE(r.system().cpu);
+  EXPECT_EQ(r.system().cpu->logical_cores, 224u);
+  EXPECT_EQ(r.system().cpu->sockets, 2u);
+}
+
+TEST_F(CpuDetection, ArmReadsEveryCore) {
+  // 40 cores of two types: more than a page, and every record is needed.
+  std::string text;
+  for (int i = 0; i < 40; ++i)
+    text += "processor\t: " + std::to_string(i) +
+            "\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd fphp asimdhp asimddp bf16 i8mm\n"
+            "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: " +
+            (i < 20 ? "0xd85" : "0xd87") + "\nCPU revision\t: 1\n\n";
+  ASSERT_GT(text.size(), 4096u);
+  file("proc/meminfo", "MemTotal:       128000000 kB\n");
+  file("proc/cpuinfo", text);
+  file("sys/devices/system/cpu/online", "0-39\n");
+  int reads = 0;
+  const auto r = detect(&reads);
+  EXPECT_EQ(reads, 2);
+  ASSERT_TRUE(r.system().cpu);
+  EXPECT_EQ(r.system().cpu->model_name, "20x Cortex-X925 + 20x Cortex-A725");
+  EXPECT_EQ(r.system().cpu->logical_cores, 40u);
 }
 
 TEST_F(CpuDetection, GarbageAndMissingFilesGiveWarningsNotCrashes) {

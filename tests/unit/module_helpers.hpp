@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -58,14 +59,19 @@ inline const DeviceTelemetry* find_telemetry(const TelemetrySample& sample, std:
   return nullptr;
 }
 
-/// Another System, counting the files it reads (by path) and the tools it
-/// runs (by program name). Thread-safe.
+/// Another System, counting the files it reads (by path), with the most
+/// bytes asked of each, and the tools it runs (by program name). Thread-safe.
 class CountingSystem final : public System {
  public:
   explicit CountingSystem(const System& inner) : inner_(inner) {}
 
   Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
     count(reads_, std::string(path));
+    {
+      const std::lock_guard lock(mutex_);
+      auto& most = most_bytes_[std::string(path)];
+      most = std::max(most, max_bytes);
+    }
     return inner_.read_file(path, max_bytes);
   }
   Result<std::vector<DirEntry>> list_dir(std::string_view path) const override { return inner_.list_dir(path); }
@@ -80,6 +86,12 @@ class CountingSystem final : public System {
 
   int reads(const std::string& path) const { return counted(reads_, path); }
   int runs(const std::string& program) const { return counted(runs_, program); }
+  /// The largest max_bytes any read of `path` asked for (0 when never read).
+  std::size_t most_bytes_asked(const std::string& path) const {
+    const std::lock_guard lock(mutex_);
+    const auto it = most_bytes_.find(path);
+    return it == most_bytes_.end() ? 0 : it->second;
+  }
 
  private:
   void count(std::map<std::string, int>& counts, std::string key) const {
@@ -96,6 +108,7 @@ class CountingSystem final : public System {
   mutable std::mutex mutex_;
   mutable std::map<std::string, int> reads_;
   mutable std::map<std::string, int> runs_;
+  mutable std::map<std::string, std::size_t> most_bytes_;
 };
 
 }  // namespace hwaccel::testing

@@ -215,6 +215,13 @@ std::optional<std::uint64_t> parse_cgroup_memory_limit(std::string_view content)
 
 namespace {
 
+// Whether `text`, the start of /proc/cpuinfo, holds the whole first record of
+// an x86 machine (the one record x86 detection reads).
+bool has_whole_x86_record(std::string_view text) noexcept {
+  const std::string_view first = text.substr(0, text.find("\n\n"));
+  return first.size() < text.size() && first.find("\nvendor_id") != std::string_view::npos;
+}
+
 std::optional<std::uint64_t> cgroup_memory_limit(const System& sys) {
   const auto self = read_text(sys, "/proc/self/cgroup");
   if (!self) return std::nullopt;
@@ -323,12 +330,22 @@ DetectorOutput detect_cpu(const DetectContext& ctx) {
     }
   }
 
-  // Only the first records are needed on x86; Arm records are ~200 bytes per
-  // core, so 1 MiB covers any machine. A big cap is cheap: the kernel formats
-  // cpuinfo lazily as it is read.
+  // The kernel formats /proc/cpuinfo one CPU at a time as it is read, a few
+  // microseconds each (about 5 us on a KVM guest, more where it asks each CPU
+  // for its clock): a 224-thread node's whole file costs a millisecond. x86
+  // needs the first record only, with the online list for the count, so a
+  // page is read first; all of it (up to 1 MiB, ~200 bytes a core on Arm)
+  // only where that is not enough: Arm and POWER describe each core, and
+  // without the online list the count comes from the processor records.
   const bool have_proc = meminfo_file.has_value();
-  auto cpuinfo = sys.read_file("/proc/cpuinfo", 64 * 1024);
-  if (cpuinfo && cpuinfo->truncated && cpuinfo->data.find("CPU implementer") != std::string::npos)
+  auto cpuinfo = sys.read_file("/proc/cpuinfo", 4096);
+  std::optional<std::uint32_t> online_cpus;
+  if (cpuinfo) {
+    if (const auto online = read_text(sys, "/sys/devices/system/cpu/online")) {
+      if (const auto n = text::cpulist_count(*online); n && *n > 0) online_cpus = n;
+    }
+  }
+  if (cpuinfo && cpuinfo->truncated && !(online_cpus && has_whole_x86_record(cpuinfo->data)))
     cpuinfo = sys.read_file("/proc/cpuinfo", 1 << 20);
   if (cpuinfo) {
     auto summary = parsers::parse_cpuinfo(cpuinfo->data);
@@ -336,10 +353,7 @@ DetectorOutput detect_cpu(const DetectContext& ctx) {
     cpu.vendor = std::move(summary.vendor);
     cpu.architecture = std::move(summary.architecture);
     cpu.isa_features = std::move(summary.isa_features);
-    const auto online = read_text(sys, "/sys/devices/system/cpu/online");
-    if (online) {
-      if (const auto n = text::cpulist_count(*online); n && *n > 0) cpu.logical_cores = *n;
-    }
+    cpu.logical_cores = online_cpus;
     if (!cpu.logical_cores && !cpuinfo->truncated && summary.processor_records > 0)
       cpu.logical_cores = summary.processor_records;
     if (cpu.logical_cores && summary.siblings && summary.cores_per_package && *summary.siblings >= *summary.cores_per_package) {
