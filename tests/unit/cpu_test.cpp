@@ -145,7 +145,7 @@ std::string big_xeon_cpuinfo() {
   for (int i = 0; i < 224; ++i)
     text += "processor\t: " + std::to_string(i) +
             "\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\nsiblings\t: 112\n"
-            "cpu cores\t: 56\nflags\t\t: fpu sse4_2 avx avx2 fma avx512f " +
+            "cpu cores\t: 56\nflags\t\t: fpu sse4_2 avx avx2 fma avx512f hypervisor " +
             std::string(1300, 'x') + "\n\n";
   return text;
 }
@@ -167,6 +167,20 @@ TEST_F(CpuDetection, X86ReadsOnlyThePageWithTheFirstRecord) {
   const std::vector<std::string> isa = {"avx", "avx2", "avx512f", "fma", "sse4_2"};
   EXPECT_EQ(r.system().cpu->isa_features, isa);
   EXPECT_TRUE(r.warnings().empty());
+}
+
+TEST_F(CpuDetection, TheHostProbesAskForNoMoreThanThePageEither) {
+  file("proc/meminfo", "MemTotal:       2113368064 kB\n");
+  file("proc/cpuinfo", big_xeon_cpuinfo());
+  file("sys/devices/system/cpu/online", "0-223\n");
+  write_file(dir_.path() / "fixture.json", R"({"format": 1, "machine": "m", "source": "s", "synthetic": true})");
+  auto f = FixtureSystem::open(dir_.str());
+  ASSERT_TRUE(f);
+  const CountingSystem system(**f);
+  const auto r = DetectBuilder::none().with(Backend::cpu).detect(system);
+  EXPECT_LE(system.most_bytes_asked("/proc/cpuinfo"), 4096u);
+  ASSERT_TRUE(r.system().environment);
+  EXPECT_TRUE(r.system().environment->virtual_machine);  // the first record's "hypervisor" flag
 }
 
 TEST_F(CpuDetection, WithoutTheOnlineListX86CountsEveryRecord) {

@@ -327,8 +327,10 @@ DetectorOutput detect_environment(const DetectContext& ctx) {
   const auto xen_type = read_text(sys, "/sys/hypervisor/type", 256);
   const bool xen_dom0 = xen_type && read_text(sys, "/proc/xen/capabilities", 4096).value_or("").find("control_d") != std::string::npos;
   const bool xen_guest = xen_type && *xen_type == "xen" && !xen_dom0;
+  // The first record's flags answer for every CPU, and the kernel writes the
+  // file a CPU at a time as it is read: one page, as the cpu backend reads it.
   bool cpu_flag = false;
-  if (const auto cpuinfo = sys.read_file("/proc/cpuinfo", 64 * 1024)) cpu_flag = parsers::cpuinfo_hypervisor_flag(cpuinfo->data);
+  if (const auto cpuinfo = sys.read_file("/proc/cpuinfo", 4096)) cpu_flag = parsers::cpuinfo_hypervisor_flag(cpuinfo->data);
   const auto clock = parsers::clocksource_hypervisor(
       read_text(sys, "/sys/devices/system/clocksource/clocksource0/available_clocksource", 4096).value_or(""));
   auto dmi_hv = parsers::dmi_hypervisor(dmi);
