@@ -331,8 +331,8 @@ DetectorOutput detect_cpu(const DetectContext& ctx) {
   }
 
   // The kernel formats /proc/cpuinfo one CPU at a time as it is read, a few
-  // microseconds each (about 5 us on a KVM guest, more where it asks each CPU
-  // for its clock): a 224-thread node's whole file costs a millisecond. x86
+  // microseconds each (3.5 us measured on a KVM guest, more where it asks each
+  // CPU for its clock): a 224-thread node's whole file costs most of a ms. x86
   // needs the first record only, with the online list for the count, so a
   // page is read first; all of it (up to 1 MiB, ~200 bytes a core on Arm)
   // only where that is not enough: Arm and POWER describe each core, and
