@@ -97,16 +97,22 @@ class CpuDetection : public ::testing::Test {
  protected:
   TempDir dir_;
   void file(const std::string& path, const std::string& content) { write_file(dir_.path() / "root" / path, content); }
-  // cpuinfo_reads: how often /proc/cpuinfo was read, and cpuinfo_bytes the
+  // What the last detect() asked of /proc/cpuinfo: how many reads, and the
   // most bytes one read asked for.
-  AcceleratorRegistry detect(int* cpuinfo_reads = nullptr, std::size_t* cpuinfo_bytes = nullptr) {
+  int cpuinfo_reads_ = 0;
+  std::size_t cpuinfo_bytes_ = 0;
+
+  AcceleratorRegistry detect(bool host_probes = false) {
     write_file(dir_.path() / "fixture.json", R"({"format": 1, "machine": "m", "source": "s", "synthetic": true})");
     auto f = FixtureSystem::open(dir_.str());
-    EXPECT_TRUE(f);
+    if (!f) {
+      ADD_FAILURE() << f.error().message;
+      return AcceleratorRegistry{};
+    }
     const CountingSystem system(**f);
-    auto registry = DetectBuilder::none().with(Backend::cpu).system_probes(false).detect(system);
-    if (cpuinfo_reads) *cpuinfo_reads = system.reads("/proc/cpuinfo");
-    if (cpuinfo_bytes) *cpuinfo_bytes = system.most_bytes_asked("/proc/cpuinfo");
+    auto registry = DetectBuilder::none().with(Backend::cpu).system_probes(host_probes).detect(system);
+    cpuinfo_reads_ = system.reads("/proc/cpuinfo");
+    cpuinfo_bytes_ = system.most_bytes_asked("/proc/cpuinfo");
     return registry;
   }
 };
@@ -154,11 +160,9 @@ TEST_F(CpuDetection, X86ReadsOnlyThePageWithTheFirstRecord) {
   file("proc/meminfo", "MemTotal:       2113368064 kB\n");
   file("proc/cpuinfo", big_xeon_cpuinfo());
   file("sys/devices/system/cpu/online", "0-223\n");
-  int reads = 0;
-  std::size_t bytes = 0;
-  const auto r = detect(&reads, &bytes);
-  EXPECT_EQ(reads, 1);
-  EXPECT_LE(bytes, 4096u);
+  const auto r = detect();
+  EXPECT_EQ(cpuinfo_reads_, 1);
+  EXPECT_LE(cpuinfo_bytes_, 4096u);
   ASSERT_TRUE(r.system().cpu);
   EXPECT_EQ(r.system().cpu->model_name, "Intel(R) Xeon(R) Platinum 8480+");
   EXPECT_EQ(r.system().cpu->logical_cores, 224u);
@@ -173,12 +177,8 @@ TEST_F(CpuDetection, TheHostProbesAskForNoMoreThanThePageEither) {
   file("proc/meminfo", "MemTotal:       2113368064 kB\n");
   file("proc/cpuinfo", big_xeon_cpuinfo());
   file("sys/devices/system/cpu/online", "0-223\n");
-  write_file(dir_.path() / "fixture.json", R"({"format": 1, "machine": "m", "source": "s", "synthetic": true})");
-  auto f = FixtureSystem::open(dir_.str());
-  ASSERT_TRUE(f);
-  const CountingSystem system(**f);
-  const auto r = DetectBuilder::none().with(Backend::cpu).detect(system);
-  EXPECT_LE(system.most_bytes_asked("/proc/cpuinfo"), 4096u);
+  const auto r = detect(/*host_probes=*/true);
+  EXPECT_LE(cpuinfo_bytes_, 4096u);
   ASSERT_TRUE(r.system().environment);
   EXPECT_TRUE(r.system().environment->virtual_machine);  // the first record's "hypervisor" flag
 }
@@ -186,9 +186,8 @@ TEST_F(CpuDetection, TheHostProbesAskForNoMoreThanThePageEither) {
 TEST_F(CpuDetection, WithoutTheOnlineListX86CountsEveryRecord) {
   file("proc/meminfo", "MemTotal:       2113368064 kB\n");
   file("proc/cpuinfo", big_xeon_cpuinfo());
-  int reads = 0;
-  const auto r = detect(&reads);
-  EXPECT_EQ(reads, 2);
+  const auto r = detect();
+  EXPECT_EQ(cpuinfo_reads_, 2);
   ASSERT_TRUE(r.system().cpu);
   EXPECT_EQ(r.system().cpu->logical_cores, 224u);
   EXPECT_EQ(r.system().cpu->sockets, 2u);
@@ -206,9 +205,8 @@ TEST_F(CpuDetection, ArmReadsEveryCore) {
   file("proc/meminfo", "MemTotal:       128000000 kB\n");
   file("proc/cpuinfo", text);
   file("sys/devices/system/cpu/online", "0-39\n");
-  int reads = 0;
-  const auto r = detect(&reads);
-  EXPECT_EQ(reads, 2);
+  const auto r = detect();
+  EXPECT_EQ(cpuinfo_reads_, 2);
   ASSERT_TRUE(r.system().cpu);
   EXPECT_EQ(r.system().cpu->model_name, "20x Cortex-X925 + 20x Cortex-A725");
   EXPECT_EQ(r.system().cpu->logical_cores, 40u);
