@@ -198,6 +198,10 @@ struct Detector {
 
 // --- shared readers ---------------------------------------------------------
 
+/// More memory than any device has or will soon have (16 TiB): a tool or
+/// file that reports more is wrong, and the value is discarded.
+inline constexpr std::uint64_t max_plausible_device_memory = std::uint64_t{16} << 40;
+
 /// Trimmed content of a small text file (sysfs attribute), nullopt on any error.
 std::optional<std::string> read_text(const System& system, std::string_view path, std::size_t cap = 64 * 1024);
 /// Unsigned integer file; decimal, or hex with base 16 ("0x10de" accepted).

@@ -64,6 +64,9 @@ inline constexpr std::size_t default_read_cap = std::size_t{1} << 20;
 /// Per-stream cap on captured tool output; the rest is drained and dropped.
 inline constexpr std::size_t default_output_cap = std::size_t{32} << 20;
 inline constexpr std::chrono::milliseconds default_tool_timeout{5000};
+/// Links followed while resolving one path before giving up (ELOOP), as
+/// Linux does (MAXSYMLINKS, fs/namei.c).
+inline constexpr int max_symlink_hops = 40;
 
 /// A tool invocation: no shell, argv only.
 struct ToolRequest {

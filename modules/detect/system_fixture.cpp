@@ -37,8 +37,6 @@ namespace hwaccel {
 
 namespace {
 
-constexpr int max_symlink_hops = 40;
-
 // Folder entries are looked up by name on every path component of every
 // read: a hash of the name, not a walk of string compares down a tree.
 struct NameHash {

@@ -9,11 +9,6 @@ module;
 module hwaccel.detect;
 
 namespace hwaccel {
-namespace {
-
-constexpr int max_symlink_hops = 40;
-
-}  // namespace
 
 // The path is resolved in one string: each component is appended, checked,
 // and replaced by its link's target when it is one (storage resolves every

@@ -29,7 +29,7 @@ std::optional<std::string_view> variable(const VisibilityInputs& inputs, std::st
   return std::string_view(it->second);
 }
 
-std::string quoted(std::string_view s) { return text::cat("\"", text::excerpt(s, 60), "\""); }
+std::string quoted_excerpt(std::string_view s) { return text::cat("\"", text::excerpt(s, 60), "\""); }
 
 bool is_decimal(std::string_view s) noexcept {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -195,7 +195,7 @@ CudaSelection container_gpus(std::vector<DeviceProfile*> gpus, const VisibilityI
                                    [&](const DeviceProfile* d) { return d->uuid && text::iequals(*d->uuid, entry); });
       if (it == gpus.end())
         warnings.push_back(warning_for(Backend::cuda, WarningKind::invalid_value,
-                                       text::cat("NVIDIA_VISIBLE_DEVICES names ", quoted(entry), ", which no detected GPU has")));
+                                       text::cat("NVIDIA_VISIBLE_DEVICES names ", quoted_excerpt(entry), ", which no detected GPU has")));
       else
         named.push_back({*it, std::nullopt});
       continue;
@@ -205,7 +205,7 @@ CudaSelection container_gpus(std::vector<DeviceProfile*> gpus, const VisibilityI
       if (!found) {
         gpu_keys.insert(text::lower(entry));
         warnings.push_back(warning_for(Backend::cuda, WarningKind::invalid_value,
-                                       text::cat("NVIDIA_VISIBLE_DEVICES names ", quoted(entry), ", which no detected MIG device has")));
+                                       text::cat("NVIDIA_VISIBLE_DEVICES names ", quoted_excerpt(entry), ", which no detected MIG device has")));
         continue;
       }
       gpu_keys.insert(found->gpu->uuid ? text::lower(*found->gpu->uuid) : found->gpu->id);
@@ -218,7 +218,7 @@ CudaSelection container_gpus(std::vector<DeviceProfile*> gpus, const VisibilityI
     const auto mig_index = colon == std::string_view::npos ? std::nullopt : small_decimal(entry.substr(colon + 1));
     if (!gpu_index || (colon != std::string_view::npos && !mig_index)) {
       warnings.push_back(warning_for(Backend::cuda, WarningKind::invalid_value,
-                                     text::cat("NVIDIA_VISIBLE_DEVICES entry ", quoted(entry),
+                                     text::cat("NVIDIA_VISIBLE_DEVICES entry ", quoted_excerpt(entry),
                                                " is not an index, a GPU or MIG UUID, or <gpu>:<mig>; ignored")));
       continue;
     }
@@ -287,7 +287,7 @@ std::vector<DeviceProfile*> cuda_order(std::vector<DeviceProfile*> gpus, const V
   if (value == "PCI_BUS_ID") return gpus;
   if (!value.empty() && value != "FASTEST_FIRST")
     warnings.push_back(warning_for(Backend::cuda, WarningKind::invalid_value,
-                                   text::cat("CUDA_DEVICE_ORDER is ", quoted(value),
+                                   text::cat("CUDA_DEVICE_ORDER is ", quoted_excerpt(value),
                                              "; CUDA knows FASTEST_FIRST (the default, assumed here) and PCI_BUS_ID")));
   // FASTEST_FIRST: identical GPUs tie and keep PCI order. Between different
   // models CUDA's heuristic is not documented; we assume it ranks by compute
@@ -334,7 +334,7 @@ std::optional<std::vector<CudaPick>> cuda_visible_list(const std::vector<DeviceP
   for (std::size_t n = 0; n < items.size(); ++n) {
     const std::string_view entry = text::trim(items[n]);
     const auto stop = [&](std::string_view why) {
-      warn(text::cat("CUDA_VISIBLE_DEVICES entry ", n + 1, " (", quoted(entry), ") ", why,
+      warn(text::cat("CUDA_VISIBLE_DEVICES entry ", n + 1, " (", quoted_excerpt(entry), ") ", why,
                      ": CUDA ignores it and every entry after it"));
     };
     CudaPick pick;
@@ -507,7 +507,7 @@ std::vector<Agent> rocr_filter(const std::vector<Agent>& agents, std::string_vie
   if (!tokens.empty() && value.back() == ',') tokens.pop_back();
   const auto stop = [&](std::size_t n, const std::string& token, std::string_view why) {
     warnings.push_back(warning_for(Backend::rocm, WarningKind::invalid_value,
-                                   text::cat("ROCR_VISIBLE_DEVICES entry ", n + 1, " (", quoted(token), ") ", why,
+                                   text::cat("ROCR_VISIBLE_DEVICES entry ", n + 1, " (", quoted_excerpt(token), ") ", why,
                                              ": ROCr ignores it and every entry after it")));
   };
   std::set<std::size_t> seen;
@@ -583,7 +583,7 @@ std::vector<Agent> hip_filter(const std::vector<Agent>& agents, std::string_view
       if (!negative_number(token))
         warnings.push_back(warning_for(
             Backend::rocm, WarningKind::invalid_value,
-            text::cat(name, " entry ", n + 1, " (", quoted(original), ") ",
+            text::cat(name, " entry ", n + 1, " (", quoted_excerpt(original), ") ",
                       original.find("GPU-") != std::string::npos ? "names no GPU" : "is not a device index in range",
                       ": HIP ignores it and every entry after it")));
       break;

@@ -76,7 +76,6 @@ class Labels {
   std::map<std::string, std::string> labels_;
 };
 
-constexpr std::uint64_t gib = std::uint64_t{1} << 30;
 
 // "9.0" -> {9, 0}; "gfx942" and friends are not ordered.
 std::optional<std::pair<std::uint32_t, std::uint32_t>> capability_number(std::string_view s) {
@@ -130,7 +129,7 @@ void amd_labels(Labels& labels, const std::vector<const DeviceProfile*>& gpus) {
     if (const auto it = d->properties.find("pci_id"); it != d->properties.end() && it->second.size() == 9)
       ++device_ids[it->second.substr(5)];
     // Rounded to whole GiB with a "G", as the labeller writes it.
-    if (d->memory_bytes) ++vram[text::cat((*d->memory_bytes + gib / 2) / gib, "G")];
+    if (d->memory_bytes) ++vram[text::cat((*d->memory_bytes + text::bytes_per_gib / 2) / text::bytes_per_gib, "G")];
     if (d->compute_units) ++cu[text::cat(*d->compute_units)];
     if (const auto it = d->properties.find("simd_count"); it != d->properties.end()) ++simd[it->second];
     if (const auto it = d->properties.find("product_name"); it != d->properties.end()) products.insert(it->second);
@@ -232,8 +231,8 @@ std::vector<NodeLabel> nfd_labels(const AcceleratorRegistry& registry, const Nfd
   labels.hwaccel("accelerators", accelerators.size());
   if (unavailable > 0) labels.hwaccel("accelerators-unavailable", unavailable);
   if (!accelerators.empty()) {
-    labels.hwaccel("accelerator-memory-gib", memory / gib);
-    if (smallest) labels.hwaccel("device-memory-gib.min", *smallest / gib);
+    labels.hwaccel("accelerator-memory-gib", memory / text::bytes_per_gib);
+    if (smallest) labels.hwaccel("device-memory-gib.min", *smallest / text::bytes_per_gib);
   }
   for (const auto& [backend, n] : by_backend) labels.hwaccel(text::cat("backend.", backend), n);
   for (const auto& [family, n] : by_family) labels.hwaccel(text::cat("family.", family), n);

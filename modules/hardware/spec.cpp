@@ -14,7 +14,7 @@ module hwaccel.hardware;
 namespace hwaccel {
 namespace {
 
-constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+constexpr std::uint64_t GiB = text::bytes_per_gib;
 constexpr std::uint16_t nvidia = 0x10de;
 constexpr std::uint16_t amd = 0x1002;
 constexpr std::uint16_t habana = 0x1da3;

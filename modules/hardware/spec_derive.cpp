@@ -14,7 +14,6 @@ module hwaccel.hardware;
 namespace hwaccel {
 namespace {
 
-constexpr double GiB = 1024.0 * 1024 * 1024;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -37,7 +36,7 @@ std::optional<double> scaled(const std::vector<const DeviceSpec*>& peers, double
   for (const DeviceSpec* p : peers) {
     const std::optional<double> v = get(*p);
     if (!v || !(*v > 0)) continue;
-    per_gib.push_back(*v / (static_cast<double>(p->memory_bytes) / GiB));
+    per_gib.push_back(*v / (static_cast<double>(p->memory_bytes) / text::bytes_per_gib));
     lo = per_gib.size() == 1 ? *v : std::min(lo, *v);
     hi = per_gib.size() == 1 ? *v : std::max(hi, *v);
   }
@@ -95,7 +94,7 @@ std::optional<DerivedSpec> derive_spec(const DeviceProfile& d, std::span<const D
     if (!peers.empty()) out.basis = text::cat("architecture ", *d.architecture);
   }
   if (peers.empty()) return std::nullopt;
-  const double gib = static_cast<double>(*d.memory_bytes) / GiB;
+  const double gib = static_cast<double>(*d.memory_bytes) / text::bytes_per_gib;
   out.peers = peers.size();
   const auto bandwidth = scaled(
       peers, gib, [](const DeviceSpec& s) { return std::optional<double>(s.memory_bandwidth_gbps); },

@@ -28,7 +28,6 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-constexpr double GiB = 1024.0 * 1024 * 1024;
 constexpr double max_memory_gib = 16384;         // 16 TiB
 constexpr double max_bandwidth_gbps = 100000;    // 100 TB/s
 constexpr double max_tflops = 100000;
@@ -215,7 +214,7 @@ Result<DeviceSpec> read_entry(EntryReader& r) {
 
   auto memory = r.number("memory_gib", max_memory_gib, true);
   if (!memory) return fail(memory.error());
-  s.memory_bytes = static_cast<std::uint64_t>(std::llround(**memory * GiB));
+  s.memory_bytes = static_cast<std::uint64_t>(std::llround(**memory * text::bytes_per_gib));
   auto kind = r.string("memory_kind", false);
   if (!kind) return fail(kind.error());
   if (!kind->empty()) {

@@ -185,6 +185,9 @@ inline constexpr std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::
   return a * b;
 }
 
+inline constexpr std::uint64_t bytes_per_mib = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t bytes_per_gib = std::uint64_t{1} << 30;
+
 /// Bytes in one unit of a memory size: "", "B" and "bytes" are 1; kB/KB/KiB/K
 /// are 1024 (as /proc and sysfs mean them); MB/GB/TB (and M/G/T) are taken as
 /// the binary units tools print them as. Case-insensitive; nullopt for
@@ -308,6 +311,28 @@ std::string cat(const Parts&... parts) {
   out.reserve((detail::piece_size(parts) + ... + 0));
   (detail::append_piece(out, parts), ...);
   return out;
+}
+
+/// Four lower-case hex digits: PCI vendor and device ids as pci.ids writes them ("10de").
+inline std::string hex4(std::uint16_t v) {
+  constexpr char digits[] = "0123456789abcdef";
+  std::string s(4, '0');
+  for (int i = 3; i >= 0; --i, v >>= 4) s[static_cast<std::size_t>(i)] = digits[v & 0xf];
+  return s;
+}
+
+/// A parsed field kept beyond the text it was read from.
+inline std::optional<std::string> owned(std::optional<std::string_view> v) {
+  return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+}
+
+/// Bytes as decimal gigabytes with two decimals ("12.35 GB"): short enough for
+/// every rule of a training estimate, and what its messages print.
+inline std::string decimal_gb(std::uint64_t bytes) {
+  char buf[64];
+  const auto [ptr, ec] =
+      std::to_chars(buf, buf + sizeof buf, static_cast<double>(bytes) / 1e9, std::chars_format::fixed, 2);
+  return (ec == std::errc{} ? std::string(buf, ptr) : std::string("?")) + " GB";
 }
 
 /// Shortens a value for inclusion in a message (hostile input can be huge or binary).

@@ -25,7 +25,6 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-constexpr double GiB = 1024.0 * 1024 * 1024;
 // A listed memory size may differ from the spec's by rounding ("141 GB" for
 // 141 GiB of HBM3e is the same part); more than this is another product.
 constexpr double memory_tolerance = 0.03;
@@ -144,12 +143,12 @@ Result<CloudInstanceType> read_entry(const EntryReader& r, const DeviceSpecSet& 
   auto memory = r.number("memory_per_device_gib");
   if (!memory) return fail(memory.error());
   if (!(*memory > 0)) return fail(r.error(ErrorKind::invalid_input, "\"memory_per_device_gib\" must be positive"));
-  const double spec_gib = static_cast<double>(spec->memory_bytes) / GiB;
+  const double spec_gib = static_cast<double>(spec->memory_bytes) / text::bytes_per_gib;
   if (std::abs(*memory - spec_gib) > memory_tolerance * spec_gib)
     return fail(r.error(ErrorKind::invalid_input,
                         text::cat("memory_per_device_gib ", *memory, " does not match ", spec->product, " (", spec->id,
                                   ": ", spec_gib, " GiB); is the accelerator right?")));
-  inst.memory_per_device_bytes = static_cast<std::uint64_t>(std::llround(*memory * GiB));
+  inst.memory_per_device_bytes = static_cast<std::uint64_t>(std::llround(*memory * text::bytes_per_gib));
 
   auto interconnect = r.string("interconnect");
   if (!interconnect) return fail(interconnect.error());
@@ -173,7 +172,7 @@ Result<CloudInstanceType> read_entry(const EntryReader& r, const DeviceSpecSet& 
   if (!host) return fail(host.error());
   if (!(*host > 0) || *host > 1e9)
     return fail(r.error(ErrorKind::invalid_input, "\"host_memory_gib\" must be positive"));
-  inst.host_memory_bytes = static_cast<std::uint64_t>(std::llround(*host * GiB));
+  inst.host_memory_bytes = static_cast<std::uint64_t>(std::llround(*host * text::bytes_per_gib));
 
   auto price = r.number("price_usd_per_hour");
   if (!price) return fail(price.error());

@@ -28,10 +28,6 @@ using G = GgmlType;
 
 constexpr TensorEncoding bf16_encoding{"BF16", 1, 2};
 
-bool is_routed_expert(TensorRole r) {
-  return r == TensorRole::expert_gate || r == TensorRole::expert_up || r == TensorRole::expert_down;
-}
-
 bool is_ffn_down(TensorRole r) {
   return r == TensorRole::ffn_down || r == TensorRole::expert_down || r == TensorRole::shared_down;
 }

@@ -266,10 +266,6 @@ std::vector<TensorGroup> global_tensors(const ModelArchitecture& a) {
 
 namespace {
 
-bool is_routed_expert(TensorRole r) {
-  return r == TensorRole::expert_gate || r == TensorRole::expert_up || r == TensorRole::expert_down;
-}
-
 // Total and active parameters of one layer; false on overflow.
 bool layer_parameters(const ModelArchitecture& a, std::uint32_t layer, std::uint64_t& total, std::uint64_t& active) {
   total = 0;

@@ -184,6 +184,11 @@ constexpr bool is_block_matrix(TensorRole role) noexcept {
   }
 }
 
+/// The routed experts' FFN matrices: per token, only the chosen experts' are read.
+constexpr bool is_routed_expert(TensorRole role) noexcept {
+  return role == TensorRole::expert_gate || role == TensorRole::expert_up || role == TensorRole::expert_down;
+}
+
 /// `count` tensors of `rows` x `cols` with the same role (count > 1 for
 /// experts). `cols` is the input dimension: the one quantization blocks run
 /// along (ggml ne[0]). Vectors have rows == 1.

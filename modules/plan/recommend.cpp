@@ -21,11 +21,6 @@ std::string gib_text(std::uint64_t bytes) {
   return text::cat(std::round(static_cast<double>(bytes) / (1024.0 * 1024 * 1024) * 10) / 10, " GiB");
 }
 
-std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
-  if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
-  return a * b;
-}
-
 std::string_view registry_interconnect_kind(InstanceInterconnect ic) {
   switch (ic) {
     case InstanceInterconnect::nvswitch: return "nvswitch";
@@ -180,7 +175,7 @@ Result<InstanceRecommendation> recommend_instances(const ModelDescription& model
     if (!spec)
       return fail(ErrorKind::invalid_input,
                   text::cat(catalogue.origin, ": ", inst.name, ": unknown accelerator \"", inst.accelerator, "\""));
-    v.summed_memory_bytes = sat_mul(inst.count, inst.memory_per_device_bytes);
+    v.summed_memory_bytes = planner_detail::sat_mul(inst.count, inst.memory_per_device_bytes);
     // What the model needs if memory could be pooled: weights, KV cache and
     // one set of activations, no per-device overhead or reserve.
     auto need = estimate_memory(model, level, kv_type, settings.context, settings.batch, spec->backend);

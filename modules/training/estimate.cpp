@@ -64,18 +64,9 @@ constexpr u64 bnb_state_block = 256;
 constexpr u64 bnb_min_8bit_size = 4096;
 
 u64 sat(u128 v) { return v > u64_max ? u64_max : static_cast<u64>(v); }
-u64 add(u64 a, u64 b) { return b > u64_max - a ? u64_max : a + b; }
-u64 mul(u64 a, u64 b) { return sat(static_cast<u128>(a) * b); }
-u64 ceil_div(u64 a, u64 b) { return b == 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
-  return ec == std::errc{} ? std::string(buf, ptr) : std::string("?");
-}
-
-// "14.00 GB (14000000000 bytes)" is too long for every rule; GB with two decimals reads well.
-std::string gb(u64 bytes) { return fixed(static_cast<double>(bytes) / 1e9, 2) + " GB"; }
+u64 sat_add(u64 a, u64 b) { return b > u64_max - a ? u64_max : a + b; }
+u64 sat_mul(u64 a, u64 b) { return sat(static_cast<u128>(a) * b); }
+u64 ceil_div_or_self(u64 a, u64 b) { return b == 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
 
 std::string_view dtype_name(TrainingPrecision p) {
   switch (p) {
@@ -141,13 +132,13 @@ StageShape stage_shape(const ModelArchitecture& a, std::uint32_t stage, std::uin
   for (const auto& [layer, n] : s.layer_kinds) {
     u64 layer_params = 0;
     for (auto g : rank_layer_tensors(a, layer, tp)) {
-      layer_params = add(layer_params, mul(mul(g.rows, g.cols), g.count));
-      if (is_block_matrix(g.role)) s.largest_matrix_raw = std::max(s.largest_matrix_raw, mul(g.rows, g.cols));
-      g.count = mul(g.count, n);
+      layer_params = sat_add(layer_params, sat_mul(sat_mul(g.rows, g.cols), g.count));
+      if (is_block_matrix(g.role)) s.largest_matrix_raw = std::max(s.largest_matrix_raw, sat_mul(g.rows, g.cols));
+      g.count = sat_mul(g.count, n);
       s.layer_groups.push_back(g);
     }
     s.largest_layer_raw = std::max(s.largest_layer_raw, layer_params);
-    s.raw_params = add(s.raw_params, mul(layer_params, n));
+    s.raw_params = sat_add(s.raw_params, sat_mul(layer_params, n));
   }
   for (auto g : rank_global_tensors(a, tp)) {
     const bool keep = g.role == TensorRole::token_embedding ? s.embedding : s.head;
@@ -164,8 +155,8 @@ StageShape stage_shape(const ModelArchitecture& a, std::uint32_t stage, std::uin
       }
   }
   for (const auto& g : s.global_groups) {
-    const u64 p = mul(mul(g.rows, g.cols), g.count);
-    s.raw_params = add(s.raw_params, p);
+    const u64 p = sat_mul(sat_mul(g.rows, g.cols), g.count);
+    s.raw_params = sat_add(s.raw_params, p);
     s.largest_global_raw = std::max(s.largest_global_raw, p);
   }
   return s;
@@ -185,19 +176,19 @@ u64 optimizer_bytes(OptimizerKind o, TrainingPrecision p, const std::vector<Tens
   const u64 state = p == TrainingPrecision::bf16_pure ? 2 : 4;
   u64 total = 0;
   for (const auto& g : groups) {
-    const u64 n = mul(g.rows, g.cols);
+    const u64 n = sat_mul(g.rows, g.cols);
     u64 per = 0;
     switch (o) {
-      case OptimizerKind::adamw: per = mul(n, 2 * state); break;
-      case OptimizerKind::adamw_32bit: per = mul(n, 8); break;
+      case OptimizerKind::adamw: per = sat_mul(n, 2 * state); break;
+      case OptimizerKind::adamw_32bit: per = sat_mul(n, 8); break;
       case OptimizerKind::adamw_8bit:
-        per = n < bnb_min_8bit_size ? mul(n, 8) : add(mul(n, 2), mul(ceil_div(n, bnb_state_block), 8));
+        per = n < bnb_min_8bit_size ? sat_mul(n, 8) : sat_add(sat_mul(n, 2), sat_mul(ceil_div_or_self(n, bnb_state_block), 8));
         break;
-      case OptimizerKind::adafactor: per = mul(g.rows > 1 ? add(g.rows, g.cols) : g.cols, state); break;
+      case OptimizerKind::adafactor: per = sat_mul(g.rows > 1 ? sat_add(g.rows, g.cols) : g.cols, state); break;
       case OptimizerKind::sgd: per = 0; break;
-      case OptimizerKind::sgd_momentum: per = mul(n, state); break;
+      case OptimizerKind::sgd_momentum: per = sat_mul(n, state); break;
     }
-    total = add(total, mul(per, g.count));
+    total = sat_add(total, sat_mul(per, g.count));
   }
   return total;
 }
@@ -234,7 +225,7 @@ std::vector<TensorGroup> lora_groups(const std::vector<TensorGroup>& layer_group
 
 u64 params_of(const std::vector<TensorGroup>& groups) {
   u64 n = 0;
-  for (const auto& g : groups) n = add(n, mul(mul(g.rows, g.cols), g.count));
+  for (const auto& g : groups) n = sat_add(n, sat_mul(sat_mul(g.rows, g.cols), g.count));
   return n;
 }
 
@@ -256,7 +247,7 @@ struct Builder {
   Backend backend;
 
   std::uint32_t dp() const { return s.data_parallel; }
-  u64 shard(u64 x, std::uint32_t min_stage) const { return s.zero_stage >= min_stage ? ceil_div(x, dp()) : x; }
+  u64 shard(u64 x, std::uint32_t min_stage) const { return s.zero_stage >= min_stage ? ceil_div_or_self(x, dp()) : x; }
   std::string shard_rule(std::uint32_t min_stage) const {
     if (s.zero_stage < min_stage) return {};
     return text::cat(" / dp ", dp(), " (ZeRO-", s.zero_stage, ")");
@@ -293,23 +284,23 @@ struct Builder {
     const bool offload_params = s.offload == OffloadMode::parameters;
     const bool offload_optimizer = s.offload != OffloadMode::none;
     d.components.push_back({std::string(weights_name), r.name, MemoryCategory::parameters, where(offload_params),
-                            mul(shard(params, 3), w),
+                            sat_mul(shard(params, 3), w),
                             text::cat(w, " bytes (", dtype_name(p), ") x ", params, " ", what, shard_rule(3),
                                       offload_params ? "; in host memory (parameter offload)" : "")});
     const bool grads_offloaded = offload_optimizer && s.zero_stage >= 2;
     d.components.push_back({"gradients", r.name, MemoryCategory::gradients, where(grads_offloaded),
-                            mul(shard(params, 2), w),
+                            sat_mul(shard(params, 2), w),
                             text::cat(w, " bytes (", dtype_name(p), ") x ", params, " ", what, shard_rule(2),
                                       grads_offloaded ? "; the partition moves to host memory after reduce-scatter (ZeRO-Offload)" : "")});
     if (mixed(p))
       d.components.push_back({"master_weights", r.name, MemoryCategory::optimizer, where(offload_optimizer),
-                              mul(shard(params, 1), 4),
+                              sat_mul(shard(params, 1), 4),
                               text::cat("4 bytes (fp32 master copy) x ", params, " ", what, shard_rule(1),
                                         offload_optimizer ? "; in host memory (optimizer offload)" : "")});
     if (optimizer_state_bytes > 0 || s.optimizer != OptimizerKind::sgd)
       d.components.push_back({"optimizer_states", r.name, MemoryCategory::optimizer, where(offload_optimizer),
                               shard(optimizer_state_bytes, 1),
-                              text::cat(optimizer_rule(s.optimizer, p), ": ", gb(optimizer_state_bytes), " for ", params,
+                              text::cat(optimizer_rule(s.optimizer, p), ": ", text::decimal_gb(optimizer_state_bytes), " for ", params,
                                         " ", what, shard_rule(1),
                                         offload_optimizer ? "; in host memory (optimizer offload)" : "")});
   }
@@ -322,7 +313,7 @@ struct Builder {
       for (const auto& g : *list) {
         const auto b = frozen_tensor_bytes(g, r.storage, s.double_quantization, dense);
         if (!b) return fail(ErrorKind::invalid_input, "frozen weight bytes overflow 64 bits");
-        raw = add(raw, *b);
+        raw = sat_add(raw, *b);
       }
     const u64 bytes = r.scale(raw);
     const bool offloaded = s.offload == OffloadMode::parameters;
@@ -344,7 +335,7 @@ struct Builder {
       format += text::cat(", embeddings, head and norms in ", to_string(dense));
     const u64 params = r.scale(shape.raw_params);
     d.components.push_back({std::string(name), r.name, MemoryCategory::parameters, where(offloaded), shard(bytes, 3),
-                            text::cat("frozen: ", format, ", ", params, " parameters = ", gb(bytes), shard_rule(3),
+                            text::cat("frozen: ", format, ", ", params, " parameters = ", text::decimal_gb(bytes), shard_rule(3),
                                       offloaded ? "; in host memory (parameter offload)" : "")});
     return bytes;
   }
@@ -503,7 +494,7 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
     const u64 tokens_rep = s.sequence_parallel ? (s.sequence / tp) * s.micro_batch * r.batch_factor
                                                : s.sequence * s.micro_batch * r.batch_factor;
     const u64 tokens = s.sequence * s.micro_batch * r.batch_factor;
-    const u64 vocab_rank = ceil_div(a.vocab_size, tp);
+    const u64 vocab_rank = ceil_div_or_self(a.vocab_size, tp);
 
     if (r.weights == Weights::frozen) {
       auto bytes = b.frozen_weights(d, r, shape, "weights");
@@ -516,25 +507,25 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
         if (!la) return fail(la.error());
         working = std::max(working, la->without_recompute);
       }
-      const u64 logits = shape.head && r.language_head ? mul(mul(tokens, vocab_rank), 4) : 0;
+      const u64 logits = shape.head && r.language_head ? sat_mul(sat_mul(tokens, vocab_rank), 4) : 0;
       const std::string who = r.name;
       if (s.method == TrainingMethod::rlhf) {
-        rollout_forward = std::max(rollout_forward, add(working, logits));
+        rollout_forward = std::max(rollout_forward, sat_add(working, logits));
       } else if (s.method == TrainingMethod::distillation) {
         // The teacher runs before the student; its logits stay for the distillation loss.
         if (logits > 0)
           d.components.push_back({"logits", who, MemoryCategory::other, MemoryLocation::device, logits,
                                   text::cat("fp32 teacher logits kept for the distillation loss: 4 bytes x ", tokens,
                                             " tokens x ", vocab_rank, " vocabulary entries", tp > 1 ? " (vocabulary / tp)" : "")});
-        training_transient = add(training_transient, logits);
+        training_transient = sat_add(training_transient, logits);
       } else {
         // DPO: the reference runs after the policy's forward pass, while its activations are alive.
-        const u64 both = add(working, logits);
+        const u64 both = sat_add(working, logits);
         d.components.push_back({"forward_working_set", who, MemoryCategory::other, MemoryLocation::device, both,
-                                text::cat("no-grad forward pass: at most one layer's tensors (", gb(working), ")",
-                                          logits ? text::cat(" and fp32 logits of ", tokens, " tokens (", gb(logits), ")") : std::string(),
+                                text::cat("no-grad forward pass: at most one layer's tensors (", text::decimal_gb(working), ")",
+                                          logits ? text::cat(" and fp32 logits of ", tokens, " tokens (", text::decimal_gb(logits), ")") : std::string(),
                                           " live at once")});
-        training_transient = add(training_transient, both);
+        training_transient = sat_add(training_transient, both);
       }
       continue;
     }
@@ -546,11 +537,11 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
       groups.insert(groups.end(), shape.global_groups.begin(), shape.global_groups.end());
       const u64 opt = r.scale(optimizer_bytes(s.optimizer, s.precision, groups));
       b.trainable_states(d, r, "weights", stage_params, opt, "parameters");
-      trainable_on_rank = add(trainable_on_rank, stage_params);
+      trainable_on_rank = sat_add(trainable_on_rank, stage_params);
       const u64 w = s.precision == TrainingPrecision::fp32 ? 4 : 2;
       const u64 unit = r.scale(std::max(shape.largest_layer_raw, shape.largest_global_raw));
-      largest_unit_bytes = std::max(largest_unit_bytes, mul(unit, w));
-      largest_unit_grads = std::max(largest_unit_grads, mul(unit, w));
+      largest_unit_bytes = std::max(largest_unit_bytes, sat_mul(unit, w));
+      largest_unit_grads = std::max(largest_unit_grads, sat_mul(unit, w));
     } else if (r.weights == Weights::lora) {
       auto frozen = b.frozen_weights(d, r, shape, "frozen_weights");
       if (!frozen) return fail(frozen.error());
@@ -559,12 +550,12 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
       const u64 opt = optimizer_bytes(s.optimizer, s.precision, adapters);
       b.trainable_states(d, r, "adapter_weights", adapter_params, opt,
                          text::cat("LoRA parameters (r=", *s.lora_rank, " x (d_in + d_out) on ", to_string(*s.lora_targets), ")"));
-      trainable_on_rank = add(trainable_on_rank, adapter_params);
+      trainable_on_rank = sat_add(trainable_on_rank, adapter_params);
       const u64 layers = std::max<u64>(shape.layer_count, 1);
-      largest_unit_bytes = std::max(largest_unit_bytes, ceil_div(*frozen, layers));
+      largest_unit_bytes = std::max(largest_unit_bytes, ceil_div_or_self(*frozen, layers));
       const bool dense_storage = r.storage == QuantizationLevel::fp32 || r.storage == QuantizationLevel::bf16 ||
                                  r.storage == QuantizationLevel::fp16;
-      if (!dense_storage) dequantize_bytes = std::max(dequantize_bytes, mul(r.scale(shape.largest_matrix_raw), 2));
+      if (!dense_storage) dequantize_bytes = std::max(dequantize_bytes, sat_mul(r.scale(shape.largest_matrix_raw), 2));
     } else {  // prefix
       Role frozen_role = r;
       frozen_role.storage = compute_level(s.precision);
@@ -572,13 +563,13 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
       if (!frozen) return fail(frozen.error());
       const u64 kv = a.mla ? static_cast<u64>(a.attention_heads / tp) * (a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim)
                            : static_cast<u64>(std::max<std::uint32_t>(a.kv_heads / tp, 1)) * a.head_dim;
-      const u64 prefix_width = mul(mul(shape.layer_count, 2), kv);
+      const u64 prefix_width = sat_mul(sat_mul(shape.layer_count, 2), kv);
       std::vector<TensorGroup> trainable;
       if (s.prefix_projection == 0) {
         trainable.push_back({TensorRole::norm, *s.prefix_length, prefix_width, 1});
       } else if (shape.embedding) {
         // The reparameterization MLP produces every layer's prefixes; it sits with the embedding.
-        const u64 out = mul(mul(a.layers, 2), kv);
+        const u64 out = sat_mul(sat_mul(a.layers, 2), kv);
         const u64 width = s.prefix_projection;
         trainable.push_back({TensorRole::norm, *s.prefix_length, a.hidden_size, 1});
         trainable.push_back({TensorRole::norm, width, a.hidden_size, 1});
@@ -592,16 +583,16 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
                            s.prefix_projection ? "prefix-MLP parameters" : text::cat("prefix parameters (", *s.prefix_length,
                                                                                       " tokens x ", shape.layer_count,
                                                                                       " layers x 2 x ", kv, ")"));
-        trainable_on_rank = add(trainable_on_rank, prefix_params);
+        trainable_on_rank = sat_add(trainable_on_rank, prefix_params);
       }
       // The prefixes are expanded over the micro-batch and attended to like cached keys and values.
-      const u64 expanded = mul(mul(mul(*s.prefix_length, prefix_width), s.micro_batch), e);
+      const u64 expanded = sat_mul(sat_mul(sat_mul(*s.prefix_length, prefix_width), s.micro_batch), e);
       d.components.push_back({"prefix_key_values", r.name, MemoryCategory::activations, MemoryLocation::device,
-                              mul(expanded, in_flight),
+                              sat_mul(expanded, in_flight),
                               text::cat(e, " bytes x ", *s.prefix_length, " prefix tokens x ", prefix_width,
                                         " key/value values per token x micro-batch ", s.micro_batch, " x ", in_flight,
                                         " micro-batches in flight")});
-      largest_unit_bytes = std::max(largest_unit_bytes, ceil_div(*frozen, std::max<u64>(shape.layer_count, 1)));
+      largest_unit_bytes = std::max(largest_unit_bytes, ceil_div_or_self(*frozen, std::max<u64>(shape.layer_count, 1)));
     }
 
     // Activations of the trained model.
@@ -611,44 +602,44 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
     for (const auto& [layer, n] : shape.layer_kinds) {
       auto la = layer_activations(a, layer, as);
       if (!la) return fail(la.error());
-      per_micro_batch = add(per_micro_batch, mul(la->stored, n));
+      per_micro_batch = sat_add(per_micro_batch, sat_mul(la->stored, n));
       layer_stored = std::max(layer_stored, la->stored);
       recompute_working_set = std::max(recompute_working_set, la->recompute_working_set);
     }
     std::string extra;
     if (shape.embedding && s.dropout) {
-      per_micro_batch = add(per_micro_batch, mul(tokens_rep, a.hidden_size));
+      per_micro_batch = sat_add(per_micro_batch, sat_mul(tokens_rep, a.hidden_size));
       extra += text::cat(" + embedding dropout mask (", tokens_rep, " x ", a.hidden_size, " bytes)");
     }
     if (shape.head) {
       // The final norm's input and the output layer's input (Korthikanti et al.'s 4sbh of the output layer).
-      per_micro_batch = add(per_micro_batch, mul(mul(tokens_rep, a.hidden_size), 2 * e));
+      per_micro_batch = sat_add(per_micro_batch, sat_mul(sat_mul(tokens_rep, a.hidden_size), 2 * e));
       extra += text::cat(" + final norm and head inputs (2 x ", e, " bytes x ", tokens_rep, " x ", a.hidden_size, ")");
     }
-    const u64 activations = mul(per_micro_batch, in_flight);
+    const u64 activations = sat_mul(per_micro_batch, in_flight);
     d.components.push_back({"activations", r.name, MemoryCategory::activations, MemoryLocation::device, activations,
-                            text::cat(shape.layer_count, " layers x ", gb(layer_stored), " per layer",
+                            text::cat(shape.layer_count, " layers x ", text::decimal_gb(layer_stored), " per layer",
                                       shape.layer_kinds.size() > 1 ? " (largest shape)" : "", extra, " = ",
-                                      gb(per_micro_batch), " per micro-batch of ", s.micro_batch * r.batch_factor, " x ",
+                                      text::decimal_gb(per_micro_batch), " per micro-batch of ", s.micro_batch * r.batch_factor, " x ",
                                       s.sequence, " tokens",
                                       r.batch_factor > 1 ? " (chosen and rejected sequences together)" : "", ", x ",
                                       in_flight, " micro-batch", in_flight > 1 ? "es" : "", " in flight (1F1B, stage ",
                                       stage, " of ", pp, ")")});
     if (shape.head && r.language_head) {
-      const u64 logits = mul(mul(tokens, vocab_rank), 4);
+      const u64 logits = sat_mul(sat_mul(tokens, vocab_rank), 4);
       d.components.push_back({"logits", r.name, MemoryCategory::other, MemoryLocation::device, logits,
                               text::cat("fp32 logits for the loss: 4 bytes x ", tokens, " tokens x ", vocab_rank,
                                         " vocabulary entries", tp > 1 ? " (vocabulary / tp)" : "",
                                         " (a fused cross-entropy; an unfused bf16 -> fp32 path holds about 3x)")});
-      training_transient = add(training_transient, logits);
+      training_transient = sat_add(training_transient, logits);
     }
     if (s.method == TrainingMethod::rlhf && r.name == "policy") {
       // Rollouts: the policy generates micro-batch x sequence tokens with a KV cache.
       auto per_token = kv_cache_bytes_per_token_per_layer(a, compute_level(s.precision), tp);
       if (!per_token) return fail(per_token.error());
-      const u64 kv = mul(mul(*per_token, shape.layer_count), tokens);
-      const u64 logits = shape.head ? mul(mul(s.micro_batch, vocab_rank), 4) : 0;
-      rollout_generation = add(rollout_generation, add(kv, logits));
+      const u64 kv = sat_mul(sat_mul(*per_token, shape.layer_count), tokens);
+      const u64 logits = shape.head ? sat_mul(sat_mul(s.micro_batch, vocab_rank), 4) : 0;
+      rollout_generation = sat_add(rollout_generation, sat_add(kv, logits));
     }
   }
 
@@ -656,7 +647,7 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
   const u64 activations_total = [&] {
     u64 sum = 0;
     for (const auto& c : d.components)
-      if (c.category == MemoryCategory::activations) sum = add(sum, c.bytes);
+      if (c.category == MemoryCategory::activations) sum = sat_add(sum, c.bytes);
     return sum;
   }();
   if (s.recompute == Recompute::full && recompute_working_set > 0)
@@ -665,19 +656,19 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
                             "full recomputation rebuilds one layer's activations during its backward pass"});
   if (s.zero_stage == 3 && (s.data_parallel > 1 || s.offload == OffloadMode::parameters) && largest_unit_bytes > 0) {
     d.components.push_back({"gathered_parameters", roles.front().name, MemoryCategory::other, MemoryLocation::device,
-                            mul(largest_unit_bytes, 2),
+                            sat_mul(largest_unit_bytes, 2),
                             text::cat("ZeRO-3/FSDP all-gathers one layer (or the embedding) at a time and prefetches the "
-                                      "next: 2 x ", gb(largest_unit_bytes))});
+                                      "next: 2 x ", text::decimal_gb(largest_unit_bytes))});
     if (largest_unit_grads > 0)
       d.components.push_back({"unsharded_gradients", roles.front().name, MemoryCategory::other, MemoryLocation::device,
                               largest_unit_grads,
-                              text::cat("one layer's full gradients before their reduce-scatter: ", gb(largest_unit_grads))});
+                              text::cat("one layer's full gradients before their reduce-scatter: ", text::decimal_gb(largest_unit_grads))});
   }
   if (s.zero_stage == 2 && s.data_parallel > 1 && trainable_on_rank > 0) {
     const u64 w = s.precision == TrainingPrecision::fp32 ? 4 : 2;
     const u64 elements = std::min(deepspeed_reduce_bucket, trainable_on_rank);
     d.components.push_back({"reduce_bucket", roles.front().name, MemoryCategory::other, MemoryLocation::device,
-                            mul(elements, w),
+                            sat_mul(elements, w),
                             text::cat("gradient reduce bucket: ", elements, " elements x ", w,
                                       " bytes (DeepSpeed reduce_bucket_size 5e8, capped at the trainable parameters)")});
   }
@@ -687,13 +678,13 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
                             "the largest quantized matrix dequantized to 16-bit for its matmul (forward and backward)"});
   if (s.method == TrainingMethod::rlhf) {
     const u64 rollout_transient = std::max(rollout_generation, rollout_forward);
-    const u64 training_phase = add(activations_total, add(training_transient, recompute_working_set));
+    const u64 training_phase = sat_add(activations_total, sat_add(training_transient, recompute_working_set));
     if (rollout_transient > training_phase)
       d.components.push_back({"rollout_working_set", "policy", MemoryCategory::other, MemoryLocation::device,
                               rollout_transient - training_phase,
                               text::cat("experience phase (policy KV cache for ", s.micro_batch, " x ", s.sequence,
-                                        " generated tokens, reference and reward forward passes: ", gb(rollout_transient),
-                                        ") beyond the training phase's ", gb(training_phase))});
+                                        " generated tokens, reference and reward forward passes: ", text::decimal_gb(rollout_transient),
+                                        ") beyond the training phase's ", text::decimal_gb(training_phase))});
   }
   const RuntimeOverhead overhead = runtime_overhead(b.backend, s.devices() > 1);
   if (overhead.bytes > 0)
@@ -702,18 +693,18 @@ Result<DeviceMemory> build_stage(const Builder& b, const std::vector<Role>& role
 
   for (const auto& c : d.components) {
     if (c.location == MemoryLocation::host) {
-      d.host_bytes = add(d.host_bytes, c.bytes);
+      d.host_bytes = sat_add(d.host_bytes, c.bytes);
       continue;
     }
     switch (c.category) {
-      case MemoryCategory::parameters: d.parameters_bytes = add(d.parameters_bytes, c.bytes); break;
-      case MemoryCategory::gradients: d.gradients_bytes = add(d.gradients_bytes, c.bytes); break;
-      case MemoryCategory::optimizer: d.optimizer_bytes = add(d.optimizer_bytes, c.bytes); break;
-      case MemoryCategory::activations: d.activations_bytes = add(d.activations_bytes, c.bytes); break;
-      case MemoryCategory::other: d.other_bytes = add(d.other_bytes, c.bytes); break;
+      case MemoryCategory::parameters: d.parameters_bytes = sat_add(d.parameters_bytes, c.bytes); break;
+      case MemoryCategory::gradients: d.gradients_bytes = sat_add(d.gradients_bytes, c.bytes); break;
+      case MemoryCategory::optimizer: d.optimizer_bytes = sat_add(d.optimizer_bytes, c.bytes); break;
+      case MemoryCategory::activations: d.activations_bytes = sat_add(d.activations_bytes, c.bytes); break;
+      case MemoryCategory::other: d.other_bytes = sat_add(d.other_bytes, c.bytes); break;
     }
   }
-  d.total_bytes = add(add(add(d.parameters_bytes, d.gradients_bytes), add(d.optimizer_bytes, d.activations_bytes)),
+  d.total_bytes = sat_add(sat_add(sat_add(d.parameters_bytes, d.gradients_bytes), sat_add(d.optimizer_bytes, d.activations_bytes)),
                       d.other_bytes);
   return d;
 }

@@ -20,11 +20,6 @@ using u64 = std::uint64_t;
 constexpr double apple_gpu_share = 0.75;
 constexpr std::uint32_t max_devices = 1u << 20;
 
-std::string gb(u64 bytes) {
-  char buf[64];
-  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<double>(bytes) / 1e9, std::chars_format::fixed, 2);
-  return (ec == std::errc{} ? std::string(buf, ptr) : std::string("?")) + " GB";
-}
 
 struct Candidate {
   const DeviceProfile* profile = nullptr;
@@ -67,8 +62,8 @@ void check_host(FitCheck& fit, const DeviceProfile& host, u64 per_device, u64 de
   fit.host_fits = need <= *fit.host_capacity_bytes;
   if (!*fit.host_fits) {
     fit.fits = false;
-    fit.reason += text::cat("; ", whose, " needs ", gb(need), " for offloaded states (", devices,
-                            " devices), more than its ", gb(*fit.host_capacity_bytes), " usable");
+    fit.reason += text::cat("; ", whose, " needs ", text::decimal_gb(need), " for offloaded states (", devices,
+                            " devices), more than its ", text::decimal_gb(*fit.host_capacity_bytes), " usable");
   }
 }
 
@@ -152,12 +147,12 @@ Result<MinimumDevices> minimum_devices(const ModelDescription& model, const Trai
     if (settings.offload != OffloadMode::none) m.summary += text::cat(" and ", to_string(settings.offload), " offload");
     if (stage != settings.zero_stage)
       m.summary += text::cat(" (ZeRO-", settings.zero_stage, " as asked fits at no data-parallel degree)");
-    m.summary += text::cat(": ", gb(*at), " per device of ", gb(capacity), " usable");
+    m.summary += text::cat(": ", text::decimal_gb(*at), " per device of ", text::decimal_gb(capacity), " usable");
     return m;
   }
   m.summary = text::cat("does not fit on any number of ", m.device_name, " with tensor parallel ", settings.tensor_parallel,
-                        " and pipeline parallel ", settings.pipeline_parallel, ": a device needs at least ", gb(smallest_need),
-                        " of ", gb(capacity),
+                        " and pipeline parallel ", settings.pipeline_parallel, ": a device needs at least ", text::decimal_gb(smallest_need),
+                        " of ", text::decimal_gb(capacity),
                         " usable (activations and buffers do not shrink with data parallelism); raise tensor or pipeline "
                         "parallelism, recompute activations, or offload");
   return m;
@@ -190,10 +185,10 @@ Result<TrainingEstimate> plan_training(const AcceleratorRegistry& registry, cons
   if (!enough_devices)
     fit.reason = text::cat("needs ", fit.devices_needed, " devices (dp x tp x pp), the registry has ", candidates.size());
   else if (need > fit.capacity_bytes)
-    fit.reason = text::cat("the most loaded device needs ", gb(need), ", more than the ", gb(fit.capacity_bytes),
+    fit.reason = text::cat("the most loaded device needs ", text::decimal_gb(need), ", more than the ", text::decimal_gb(fit.capacity_bytes),
                            " usable on ", fit.device_name);
   else
-    fit.reason = text::cat("the most loaded device needs ", gb(need), " of the ", gb(fit.capacity_bytes), " usable on ",
+    fit.reason = text::cat("the most loaded device needs ", text::decimal_gb(need), " of the ", text::decimal_gb(fit.capacity_bytes), " usable on ",
                            fit.device_name);
   if (est->per_device.host_bytes > 0) {
     if (const DeviceProfile* host = host_of(registry)) {

@@ -50,13 +50,13 @@ std::optional<XdnaGeneration> xdna_generation(std::uint16_t device_id, std::opti
 
 namespace {
 
-constexpr std::string_view driver_name = "amdxdna";
+constexpr std::string_view xdna_driver = "amdxdna";
 
 DetectorOutput detect_amd_xdna(const DetectContext& ctx) {
   DetectorOutput out;
   const System& sys = ctx.system();
   std::uint32_t index = 0;
-  for (const AccelFunction& function : accel_functions_of_driver(sys, driver_name)) {
+  for (const AccelFunction& function : accel_functions_of_driver(sys, xdna_driver)) {
     DeviceProfile d;
     d.backend = Backend::amd_xdna;
     d.family = Family::npu;
@@ -65,7 +65,7 @@ DetectorOutput detect_amd_xdna(const DetectContext& ctx) {
     d.vendor = "AMD";
     d.integrated = true;
     d.memory_kind = MemoryKind::unified;
-    const PciFunction pci = describe_accel_function(ctx, out, function, driver_name, d);
+    const PciFunction pci = describe_accel_function(ctx, out, function, xdna_driver, d);
     const auto generation =
         pci.device_id ? parsers::xdna_generation(*pci.device_id, pci.revision) : std::optional<parsers::XdnaGeneration>{};
     if (generation) {

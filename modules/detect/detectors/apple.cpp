@@ -62,9 +62,6 @@ std::optional<std::string_view> string_field(simdjson::dom::object object, std::
   return value;
 }
 
-std::optional<std::string> owned(std::optional<std::string_view> v) {
-  return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
-}
 
 // "spdisplays_metal3" -> "Metal 3"; "spdisplays_mtlgpufamilymac2" -> "Metal GPU
 // family Mac 2"; "spdisplays_supported" (older releases' spdisplays_metal) -> "Metal".
@@ -147,10 +144,10 @@ Result<MacHardware> parse_sp_hardware(std::string_view json) {
     }
   if (!found) return fail(ErrorKind::parse_error, "system_profiler SPHardwareDataType -json printed an empty hardware list");
   MacHardware hw;
-  hw.chip_type = owned(string_field(overview, "chip_type"));
-  hw.cpu_type = owned(string_field(overview, "cpu_type"));
-  hw.machine_model = owned(string_field(overview, "machine_model"));
-  hw.machine_name = owned(string_field(overview, "machine_name"));
+  hw.chip_type = text::owned(string_field(overview, "chip_type"));
+  hw.cpu_type = text::owned(string_field(overview, "cpu_type"));
+  hw.machine_model = text::owned(string_field(overview, "machine_model"));
+  hw.machine_name = text::owned(string_field(overview, "machine_name"));
   if (const auto memory = string_field(overview, "physical_memory")) hw.physical_memory_bytes = text::parse_memory_size(*memory);
   return hw;
 }
@@ -226,7 +223,7 @@ namespace {
 // procps sysctl exists too, and must not make this detector wait on a tool.
 constexpr std::array<std::string_view, 1> apple_tools = {"system_profiler"};
 
-DeviceProfile new_device(std::uint32_t index, Family family) {
+DeviceProfile new_apple_device(std::uint32_t index, Family family) {
   DeviceProfile d;
   d.backend = Backend::apple;
   d.family = family;
@@ -239,7 +236,7 @@ DeviceProfile new_device(std::uint32_t index, Family family) {
 }
 
 DeviceProfile neural_engine(std::uint32_t index, const std::string& chip_name, const std::optional<parsers::AppleChip>& chip) {
-  DeviceProfile ane = new_device(index, Family::npu);
+  DeviceProfile ane = new_apple_device(index, Family::npu);
   ane.name = chip_name + " Neural Engine";
   ane.properties.emplace("memory", "shares the chip's unified memory; it has none of its own");
   if (chip) {
@@ -269,7 +266,7 @@ void detect_asahi(const DetectContext& ctx, DetectorOutput& out, const parsers::
                          " is not a chip this version knows; its name and Neural Engine figures are unknown"));
     }
   }
-  DeviceProfile gpu = new_device(0, Family::gpu);
+  DeviceProfile gpu = new_apple_device(0, Family::gpu);
   gpu.name = chip_name + " GPU";
   if (const auto meminfo = sys.read_file("/proc/meminfo", 256 * 1024))
     gpu.memory_bytes = parsers::parse_meminfo(meminfo->data).total_bytes;
@@ -294,7 +291,7 @@ void detect_asahi(const DetectContext& ctx, DetectorOutput& out, const parsers::
   out.devices.push_back(std::move(ane));
 }
 
-std::string failure(std::string_view command, const ToolResult& r) {
+std::string profiler_failure(std::string_view command, const ToolResult& r) {
   return text::cat(command, " ", r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code),
                    ": ", text::excerpt(text::trim(r.err), 160));
 }
@@ -307,7 +304,7 @@ const ToolResult* succeeded(const DetectContext& ctx, DetectorOutput& out, const
     return nullptr;
   }
   if (!r->succeeded()) {
-    if (!quiet) ctx.warn(out, WarningKind::tool_failed, failure(command, *r));
+    if (!quiet) ctx.warn(out, WarningKind::tool_failed, profiler_failure(command, *r));
     return nullptr;
   }
   return &*r;
@@ -331,7 +328,7 @@ void detect_apple_silicon_mac(const DetectContext& ctx, DetectorOutput& out, con
   if (gpus && !apple_gpu)
     ctx.warn(out, WarningKind::parse_error, "system_profiler SPDisplaysDataType -json lists no Apple GPU; GPU core count unknown");
 
-  DeviceProfile gpu = new_device(0, Family::gpu);
+  DeviceProfile gpu = new_apple_device(0, Family::gpu);
   gpu.name = chip_name + " GPU";
   gpu.properties.emplace("chip", chip_name);
   if (hw && hw->machine_model) gpu.properties.emplace("machine_model", *hw->machine_model);
@@ -364,7 +361,7 @@ void detect_apple_silicon_mac(const DetectContext& ctx, DetectorOutput& out, con
 void detect_intel_mac(DetectorOutput& out, const std::vector<parsers::MacGpu>& gpus) {
   std::uint32_t index = 0;
   for (const auto& g : gpus) {
-    DeviceProfile d = new_device(index++, Family::gpu);
+    DeviceProfile d = new_apple_device(index++, Family::gpu);
     d.name = g.name;
     d.vendor = g.vendor;
     d.integrated = g.builtin || g.vram_shared_bytes.has_value();

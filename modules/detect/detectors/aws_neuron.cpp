@@ -21,11 +21,9 @@ namespace hwaccel {
 namespace parsers {
 namespace {
 
-constexpr std::uint64_t gib = std::uint64_t{1} << 30;
-constexpr std::uint64_t max_plausible_memory = std::uint64_t{16} << 40;
 constexpr std::uint32_t max_devices = 4096;
 
-bool not_available(std::string_view v) noexcept {
+bool neuron_not_available(std::string_view v) noexcept {
   v = text::trim(v);
   return v.empty() || v == "NA" || v == "N/A" || v == "-";
 }
@@ -107,7 +105,7 @@ void read_device_entry(object o, std::size_t position, NeuronLsReport& report) {
           text::cat("neuron-ls JSON device ", d.index, ": bdf '", text::excerpt(*bdf, 30), "' is not a PCI address"));
   }
   d.cpu_affinity = json_string(o, "cpu_affinity");
-  if (d.cpu_affinity && not_available(*d.cpu_affinity)) d.cpu_affinity.reset();
+  if (d.cpu_affinity && neuron_not_available(*d.cpu_affinity)) d.cpu_affinity.reset();
   {
     element numa;
     if (o["numa_node"].get(numa) == simdjson::SUCCESS) {
@@ -129,7 +127,7 @@ void read_device_entry(object o, std::size_t position, NeuronLsReport& report) {
   if (const auto lnc = json_uint(o, "logical_neuroncore_config"); lnc && *lnc > 0 && *lnc <= 64)
     d.logical_neuroncore_config = static_cast<std::uint32_t>(*lnc);
   if (const auto mem = json_uint(o, "memory_size")) {
-    if (*mem <= max_plausible_memory) d.memory_bytes = *mem;
+    if (*mem <= max_plausible_device_memory) d.memory_bytes = *mem;
     else report.problems.push_back(text::cat("neuron-ls JSON device ", d.index, ": memory_size ", *mem, " is implausible"));
   }
   {
@@ -302,7 +300,7 @@ Result<NeuronLsReport> parse_neuron_ls_table(std::string_view text_in) {
     const auto cell = [&](const std::optional<std::size_t>& i) { return i ? cells[*i] : std::string_view{}; };
     if (cell(c_device).empty()) {
       // A further process of the device above.
-      if (!report.devices.empty() && !not_available(cell(c_pid))) ++report.devices.back().process_count;
+      if (!report.devices.empty() && !neuron_not_available(cell(c_pid))) ++report.devices.back().process_count;
       continue;
     }
     NeuronLsDevice d;
@@ -321,11 +319,11 @@ Result<NeuronLsReport> parse_neuron_ls_table(std::string_view text_in) {
     } else {
       d.neuroncores = cores;
     }
-    if (!not_available(cell(c_ids))) d.neuroncore_ids = std::string(cell(c_ids));
+    if (!neuron_not_available(cell(c_ids))) d.neuroncore_ids = std::string(cell(c_ids));
     // "96 GB": the tool's GB are binary (the JSON of the same run says 103079215104).
-    if (!not_available(cell(c_memory))) {
+    if (!neuron_not_available(cell(c_memory))) {
       d.memory_bytes = text::parse_memory_size(cell(c_memory));
-      if (!d.memory_bytes || *d.memory_bytes > max_plausible_memory) {
+      if (!d.memory_bytes || *d.memory_bytes > max_plausible_device_memory) {
         d.memory_bytes.reset();
         report.problems.push_back(text::cat("neuron-ls table device ", d.index, ": memory '", text::excerpt(cell(c_memory), 30),
                                             "' is not a size"));
@@ -333,15 +331,15 @@ Result<NeuronLsReport> parse_neuron_ls_table(std::string_view text_in) {
     }
     for (std::string_view peer : text::split_trimmed(cell(c_connected), ','))
       if (const auto p = small_uint(peer, max_devices - 1)) d.connected_to.push_back(*p);
-    if (!not_available(cell(c_bdf))) {
+    if (!neuron_not_available(cell(c_bdf))) {
       d.bus_id = PciAddress::parse(cell(c_bdf));
       if (!d.bus_id)
         report.problems.push_back(
             text::cat("neuron-ls table device ", d.index, ": PCI BDF '", text::excerpt(cell(c_bdf), 30), "' is not an address"));
     }
-    if (!not_available(cell(c_cpu))) d.cpu_affinity = std::string(cell(c_cpu));
+    if (!neuron_not_available(cell(c_cpu))) d.cpu_affinity = std::string(cell(c_cpu));
     d.numa_node = numa_value(cell(c_numa));
-    if (!not_available(cell(c_pid))) d.process_count = 1;
+    if (!neuron_not_available(cell(c_pid))) d.process_count = 1;
     d.logical_neuroncore_config = report.logical_neuroncore_config;
     report.devices.push_back(std::move(d));
   }
@@ -355,10 +353,10 @@ namespace {
 
 // AWS Neuron documentation (Inf1/Inf2/Trn1/Trn2 architecture pages): NeuronCores and
 // device memory per chip. Trainium3's figures are not filled in.
-constexpr NeuronChip inferentia{"Inferentia", "NeuronCore-v1", "inf1", 4, 8 * gib, {}};
-constexpr NeuronChip inferentia2{"Inferentia2", "NeuronCore-v2", "inf2", 2, 32 * gib, {}};
-constexpr NeuronChip trainium{"Trainium", "NeuronCore-v2", "trn1", 2, 32 * gib, {}};
-constexpr NeuronChip trainium2{"Trainium2", "NeuronCore-v3", "trn2", 8, 96 * gib,
+constexpr NeuronChip inferentia{"Inferentia", "NeuronCore-v1", "inf1", 4, 8 * text::bytes_per_gib, {}};
+constexpr NeuronChip inferentia2{"Inferentia2", "NeuronCore-v2", "inf2", 2, 32 * text::bytes_per_gib, {}};
+constexpr NeuronChip trainium{"Trainium", "NeuronCore-v2", "trn1", 2, 32 * text::bytes_per_gib, {}};
+constexpr NeuronChip trainium2{"Trainium2", "NeuronCore-v3", "trn2", 8, 96 * text::bytes_per_gib,
                                "with logical-neuroncore-config 2 (the default) the runtime sees 4 logical cores"};
 constexpr NeuronChip trainium3{"Trainium3", "", "trn3", std::nullopt, std::nullopt, {}};
 
@@ -437,7 +435,7 @@ void set_chip(DeviceProfile& p, const std::optional<parsers::NeuronChip>& chip, 
   // Known only from the product documentation: labelled, never memory_bytes.
   if (chip->published_memory_bytes) {
     p.properties["published_memory_bytes"] = std::to_string(*chip->published_memory_bytes);
-    std::string spec = text::cat("AWS ", chip->name, ": ", *chip->published_memory_bytes / parsers::gib, " GiB device memory");
+    std::string spec = text::cat("AWS ", chip->name, ": ", *chip->published_memory_bytes / text::bytes_per_gib, " GiB device memory");
     if (chip->published_neuroncores) spec += text::cat(", ", *chip->published_neuroncores, " ", chip->neuroncore);
     spec += " per chip (AWS documentation, not read from the device)";
     if (!chip->published_note.empty()) spec += text::cat("; ", chip->published_note);
@@ -446,7 +444,7 @@ void set_chip(DeviceProfile& p, const std::optional<parsers::NeuronChip>& chip, 
   if (chip->published_neuroncores) p.properties["published_neuroncores"] = std::to_string(*chip->published_neuroncores);
 }
 
-DeviceProfile base_profile(std::uint32_t index) {
+DeviceProfile neuron_profile(std::uint32_t index) {
   DeviceProfile p;
   p.backend = Backend::aws_neuron;
   p.family = Family::asic;
@@ -515,7 +513,7 @@ void from_report(const DetectContext& ctx, parsers::NeuronLsReport& report, Dete
                          " of an earlier device; kept the first"));
       continue;
     }
-    DeviceProfile p = base_profile(d.index);
+    DeviceProfile p = neuron_profile(d.index);
     std::optional<PciFunction> pci;
     if (d.bus_id) {
       p.pci_bus_id = d.bus_id->to_string();
@@ -559,7 +557,7 @@ void from_driver(const DetectContext& ctx, const std::vector<std::uint32_t>& nod
   }
   std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> peers;
   for (const auto index : nodes) {
-    DeviceProfile p = base_profile(index);
+    DeviceProfile p = neuron_profile(index);
     p.properties["device_node"] = text::cat("/dev/neuron", index);
     // Neuron sysfs user guide: /sys/devices/virtual/neuron_device/neuronN/.
     const std::string dir = text::cat("/sys/devices/virtual/neuron_device/neuron", index);

@@ -224,12 +224,6 @@ std::vector<SysfsGpu> sysfs_gpus(const System& sys) {
   return gpus;
 }
 
-std::string hex4(std::uint16_t v) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string s(4, '0');
-  for (int i = 3; i >= 0; --i, v >>= 4) s[static_cast<std::size_t>(i)] = digits[v & 0xf];
-  return s;
-}
 
 constexpr std::array<double, 8> gts_of_generation = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0, 128.0};
 
@@ -311,7 +305,7 @@ DeviceProfile device_from_query(const NvidiaGpu& g, std::uint32_t index) {
   if (g.addressing_mode && !text::iequals(*g.addressing_mode, "None"))
     d.properties.emplace("addressing_mode", *g.addressing_mode);
   if (g.c2c_enabled) d.properties.emplace("c2c_mode", *g.c2c_enabled ? "enabled" : "disabled");
-  if (g.pci_device_id) d.properties.emplace("pci_id", text::cat("10de:", hex4(*g.pci_device_id)));
+  if (g.pci_device_id) d.properties.emplace("pci_id", text::cat("10de:", text::hex4(*g.pci_device_id)));
   return d;
 }
 
@@ -322,7 +316,7 @@ DeviceProfile device_from_sysfs(const SysfsGpu& g, std::uint32_t index, const st
   d.index = index;
   d.id = device_id(Backend::cuda, index);
   d.name = g.proc.model ? *g.proc.model
-                        : text::cat("NVIDIA GPU [10de:", g.pci.device_id ? hex4(*g.pci.device_id) : std::string("????"), "]");
+                        : text::cat("NVIDIA GPU [10de:", g.pci.device_id ? text::hex4(*g.pci.device_id) : std::string("????"), "]");
   d.vendor = "NVIDIA";
   d.uuid = g.proc.uuid;
   d.pci_bus_id = g.pci.address.to_string();
@@ -337,7 +331,7 @@ void join_sysfs(DeviceProfile& d, const PciFunction& f, const NvidiaGpu* g) {
   if (f.local_cpulist && !f.local_cpulist->empty()) d.cpu_affinity = f.local_cpulist;
   d.pcie = pcie_link(f.link, g);
   if (f.vendor_id && f.device_id && !d.properties.contains("pci_id"))
-    d.properties.emplace("pci_id", text::cat(hex4(*f.vendor_id), ":", hex4(*f.device_id)));
+    d.properties.emplace("pci_id", text::cat(text::hex4(*f.vendor_id), ":", text::hex4(*f.device_id)));
 }
 
 // MIG devices from `-L` (UUID, profile), completed from `-q` (instance ids,

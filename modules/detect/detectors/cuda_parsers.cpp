@@ -205,7 +205,7 @@ Result<NvidiaGpuTable> parse_query_gpu(std::string_view text) {
     ValueReader read(table.problems, text::cat("GPU row ", r));
     g.index = read.integer("index", get(c_index), 0, max_gpus);
     if (const auto name = get(c_name)) g.name = std::string(*name);
-    g.uuid = owned(get(c_uuid));
+    g.uuid = text::owned(get(c_uuid));
     if (const auto bus = get(c_bus)) {
       g.bus_id = PciAddress::parse(*bus);
       if (!g.bus_id) read.bad("pci.bus_id", *bus);
@@ -218,12 +218,12 @@ Result<NvidiaGpuTable> parse_query_gpu(std::string_view text) {
       if (is_compute_capability(*cc)) g.compute_capability = std::string(*cc);
       else read.bad("compute_cap", *cc);
     }
-    g.driver_version = owned(get(c_driver));
-    g.vbios_version = owned(get(c_vbios));
+    g.driver_version = text::owned(get(c_driver));
+    g.vbios_version = text::owned(get(c_vbios));
     g.mig_enabled = enabled_flag(get(c_mig));
-    g.compute_mode = owned(get(c_cmode));
+    g.compute_mode = text::owned(get(c_cmode));
     g.ecc_enabled = enabled_flag(get(c_ecc));
-    g.addressing_mode = owned(get(c_addr));
+    g.addressing_mode = text::owned(get(c_addr));
     g.c2c_enabled = enabled_flag(get(c_c2c));
     g.power_draw_watts = read.number("power.draw", get(c_power), 0, 10000, "W");
     g.power_limit_watts = read.number("power.limit", get(c_limit), 0, 10000, "W");
@@ -365,13 +365,13 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text) {
     const std::string path = text::lower(section_path(sections, 0, line.key));
     NvidiaGpu& g = *gpu;
     if (path == "product name") g.name = std::string(value.value_or(""));
-    else if (path == "product architecture") g.architecture = owned(value);
-    else if (path == "gpu uuid") g.uuid = owned(value);
-    else if (path == "vbios version") g.vbios_version = owned(value);
+    else if (path == "product architecture") g.architecture = text::owned(value);
+    else if (path == "gpu uuid") g.uuid = text::owned(value);
+    else if (path == "vbios version") g.vbios_version = text::owned(value);
     else if (path == "mig mode/current") g.mig_enabled = enabled_flag(value);
-    else if (path == "addressing mode") g.addressing_mode = owned(value);
+    else if (path == "addressing mode") g.addressing_mode = text::owned(value);
     else if (path == "gpu c2c mode") g.c2c_enabled = enabled_flag(value);
-    else if (path == "compute mode") g.compute_mode = owned(value);
+    else if (path == "compute mode") g.compute_mode = text::owned(value);
     else if (path == "ecc mode/current") g.ecc_enabled = enabled_flag(value);
     else if (path == "pci/device id") g.pci_device_id = device_id_of(value);
     else if (path == "pci/bus id") {

@@ -12,15 +12,15 @@ module;
 #include <vector>
 module hwaccel.detect;
 
+#include "nvidia_smi_values.hpp"
+
 namespace hwaccel::parsers {
+using nvidia_smi::add_problem;
+using nvidia_smi::max_lines;
+
 namespace {
 
-constexpr std::size_t max_lines = 4096;
 constexpr std::size_t max_columns = 1024;
-
-void add_problem(std::vector<ParseProblem>& problems, WarningKind kind, std::string message) {
-  if (problems.size() < 8) problems.push_back(ParseProblem{kind, std::move(message)});
-}
 
 // nvidia-smi underlines the header with SGR codes ("\x1b[4m" ... "\x1b[0m")
 // even when stdout is a file: drop every CSI sequence.

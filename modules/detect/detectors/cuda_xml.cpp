@@ -37,7 +37,7 @@ NvidiaMigDevice mig_device(const pugi::xml_node& node, std::uint32_t position, V
   m.memory_bytes = read.memory("MIG fb_memory_usage/total", leaf(node, "fb_memory_usage/total"), "MiB");
   m.memory_used_bytes = read.memory("MIG fb_memory_usage/used", leaf(node, "fb_memory_usage/used"), "MiB");
   m.memory_free_bytes = read.memory("MIG fb_memory_usage/free", leaf(node, "fb_memory_usage/free"), "MiB");
-  m.uuid = owned(leaf(node, "uuid"));
+  m.uuid = text::owned(leaf(node, "uuid"));
   if (const auto profile = leaf(node, "profile_name")) m.profile = std::string(*profile);
   return m;
 }
@@ -48,7 +48,7 @@ NvidiaGpu gpu_of(const pugi::xml_node& node, std::uint32_t index, const std::opt
   NvidiaGpu g;
   g.index = index;
   g.name = std::string(leaf(node, "product_name").value_or(""));
-  g.uuid = owned(leaf(node, "uuid"));
+  g.uuid = text::owned(leaf(node, "uuid"));
   const pugi::xml_node pci = node.child("pci");
   if (const auto bus = leaf(pci, "pci_bus_id")) g.bus_id = PciAddress::parse(*bus);
   if (!g.bus_id)
@@ -57,13 +57,13 @@ NvidiaGpu gpu_of(const pugi::xml_node& node, std::uint32_t index, const std::opt
   g.memory_total_bytes = read.memory("fb_memory_usage/total", leaf(node, "fb_memory_usage/total"), "MiB");
   g.memory_used_bytes = read.memory("fb_memory_usage/used", leaf(node, "fb_memory_usage/used"), "MiB");
   g.memory_free_bytes = read.memory("fb_memory_usage/free", leaf(node, "fb_memory_usage/free"), "MiB");
-  g.architecture = owned(leaf(node, "product_architecture"));
+  g.architecture = text::owned(leaf(node, "product_architecture"));
   g.driver_version = driver;
-  g.vbios_version = owned(leaf(node, "vbios_version"));
+  g.vbios_version = text::owned(leaf(node, "vbios_version"));
   g.mig_enabled = enabled_flag(leaf(node, "mig_mode/current_mig"));
-  g.compute_mode = owned(leaf(node, "compute_mode"));
+  g.compute_mode = text::owned(leaf(node, "compute_mode"));
   g.ecc_enabled = enabled_flag(leaf(node, "ecc_mode/current_ecc"));
-  g.addressing_mode = owned(leaf(node, "addressing_mode"));
+  g.addressing_mode = text::owned(leaf(node, "addressing_mode"));
   // R535 moved the readings to <gpu_power_readings> and renamed the limit.
   const pugi::xml_node power = node.child("gpu_power_readings") ? node.child("gpu_power_readings") : node.child("power_readings");
   const auto draw = leaf(power, "power_draw");
@@ -100,7 +100,7 @@ Result<NvidiaGpuTable> parse_query_xml(std::string_view xml) {
   const pugi::xml_node root = doc.child("nvidia_smi_log");
   if (!root) return fail(ErrorKind::parse_error, "no <nvidia_smi_log> element: not an nvidia-smi -q -x report");
   NvidiaGpuTable table;
-  const auto driver = owned(leaf(root, "driver_version"));
+  const auto driver = text::owned(leaf(root, "driver_version"));
   std::uint32_t index = 0;
   for (const pugi::xml_node gpu : root.children("gpu")) {
     if (table.gpus.size() >= max_gpus) break;

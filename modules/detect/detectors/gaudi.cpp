@@ -17,18 +17,16 @@ namespace hwaccel {
 namespace parsers {
 namespace {
 
-constexpr std::uint64_t gib = std::uint64_t{1} << 30;
 // Nothing Habana ships comes near this; a larger value is garbage.
-constexpr std::uint64_t max_plausible_memory = std::uint64_t{16} << 40;
 
 // hl-smi, like nvidia-smi, prints N/A (and older builds [N/A]) for what it cannot read.
-bool not_available(std::string_view v) noexcept {
+bool hl_smi_not_available(std::string_view v) noexcept {
   v = text::trim(v);
   return v.empty() || v == "N/A" || v == "[N/A]" || v == "NA" || v == "-" || text::icontains(v, "not supported");
 }
 
 std::optional<std::string> text_value(std::string_view v) {
-  if (not_available(v)) return std::nullopt;
+  if (hl_smi_not_available(v)) return std::nullopt;
   return std::string(text::trim(v));
 }
 
@@ -41,18 +39,18 @@ std::optional<std::uint32_t> small_uint(std::string_view v) noexcept {
 // "98304", "98304 MiB", "98304MiB": hl-smi's memory fields are MiB; the CSV header
 // says so ("memory.total [MiB]") when the values carry no unit (nounits).
 std::optional<std::uint64_t> memory_value(std::string_view v, std::string_view header_unit) {
-  if (not_available(v)) return std::nullopt;
+  if (hl_smi_not_available(v)) return std::nullopt;
   const auto n = text::parse_number_with_unit(v);
   if (!n || n->value < 0) return std::nullopt;
   const std::string_view unit = !n->unit.empty() ? n->unit : !header_unit.empty() ? header_unit : std::string_view("MiB");
   const auto bytes = text::parse_memory_size(text::cat(n->value, " ", unit));
-  if (!bytes || *bytes > max_plausible_memory) return std::nullopt;
+  if (!bytes || *bytes > max_plausible_device_memory) return std::nullopt;
   return bytes;
 }
 
 // "22C", "88 W", "0%", "600W": a number whose unit, if present, is the expected one.
 std::optional<double> quantity(std::string_view v, std::string_view unit) {
-  if (not_available(v)) return std::nullopt;
+  if (hl_smi_not_available(v)) return std::nullopt;
   const auto n = text::parse_number_with_unit(v);
   if (!n || (!n->unit.empty() && !text::iequals(n->unit, unit))) return std::nullopt;
   if (n->value < -300 || n->value > 1e6) return std::nullopt;
@@ -122,8 +120,8 @@ Result<HlSmiReport> parse_hl_smi_csv(std::string_view csv) {
         continue;
       }
     }
-    if (name_col && !not_available(cells[*name_col])) d.name = std::string(cells[*name_col]);
-    if (bus_col && !not_available(cells[*bus_col])) {
+    if (name_col && !hl_smi_not_available(cells[*name_col])) d.name = std::string(cells[*name_col]);
+    if (bus_col && !hl_smi_not_available(cells[*bus_col])) {
       d.bus_id = PciAddress::parse(cells[*bus_col]);
       if (!d.bus_id)
         report.problems.push_back(
@@ -138,7 +136,7 @@ Result<HlSmiReport> parse_hl_smi_csv(std::string_view csv) {
       const auto [value, unit] = cell(field);
       if (value.empty()) continue;
       *slot = memory_value(value, unit);
-      if (!*slot && !not_available(value))
+      if (!*slot && !hl_smi_not_available(value))
         report.problems.push_back(
             text::cat("hl-smi CSV row ", row, ": ", field, " '", text::excerpt(value, 30), "' is not a memory size"));
     }
@@ -151,7 +149,7 @@ Result<HlSmiReport> parse_hl_smi_csv(std::string_view csv) {
               {"ecc.errors.corrected.aggregate.total", &d.ecc_corrected_aggregate},
               {"ecc.errors.uncorrected.aggregate.total", &d.ecc_uncorrected_aggregate}}}) {
       const std::string_view value = cell(field).first;
-      if (not_available(value)) continue;
+      if (hl_smi_not_available(value)) continue;
       *slot = text::parse_u64(text::trim(value));
       if (!*slot)
         report.problems.push_back(
@@ -165,7 +163,7 @@ Result<HlSmiReport> parse_hl_smi_csv(std::string_view csv) {
 namespace {
 
 // A row of the box table split at its '|' borders, outer borders dropped.
-std::vector<std::string_view> table_cells(std::string_view line) {
+std::vector<std::string_view> hl_smi_cells(std::string_view line) {
   std::vector<std::string_view> cells;
   line = text::trim(line);
   if (line.size() < 2 || line.front() != '|') return cells;
@@ -176,7 +174,7 @@ std::vector<std::string_view> table_cells(std::string_view line) {
 
 // "| HL-SMI Version:        hl-1.22.1-fw-61.4.2.1    |" -> value after the key.
 std::optional<std::string> header_value(std::string_view line, std::string_view key) {
-  const auto cells = table_cells(line);
+  const auto cells = hl_smi_cells(line);
   if (cells.size() != 1 || !cells[0].starts_with(key)) return std::nullopt;
   return text_value(cells[0].substr(key.size()));
 }
@@ -211,7 +209,7 @@ Result<HlSmiReport> parse_hl_smi_table(std::string_view text_in) {
     }
     if (line.find("Compute Processes") != std::string_view::npos) break;
     if (line.starts_with("+") || line.starts_with("|-") || line.starts_with("|=")) continue;
-    const auto cells = table_cells(line);
+    const auto cells = hl_smi_cells(line);
     if (cells.size() < 3) {
       report.problems.push_back(text::cat("hl-smi table line ", line_no, " is not a device row: '", text::excerpt(line), "'"));
       continue;
@@ -228,7 +226,7 @@ Result<HlSmiReport> parse_hl_smi_table(std::string_view text_in) {
       }
       HlSmiDevice d;
       d.index = index;
-      if (first.size() > 1 && !not_available(first[1])) d.name = std::string(first[1]);
+      if (first.size() > 1 && !hl_smi_not_available(first[1])) d.name = std::string(first[1]);
       d.bus_id = bus;
       pending = std::move(d);
       continue;
@@ -271,9 +269,9 @@ Result<HlSmiReport> parse_hl_smi_table(std::string_view text_in) {
 
 std::optional<GaudiModel> gaudi_model_from_name(std::string_view name) noexcept {
   constexpr GaudiModel goya{"Goya", "goya", std::nullopt};
-  constexpr GaudiModel gaudi1{"Gaudi", "gaudi", 32 * gib};
-  constexpr GaudiModel gaudi2{"Gaudi 2", "gaudi2", 96 * gib};
-  constexpr GaudiModel gaudi3{"Gaudi 3", "gaudi3", 128 * gib};
+  constexpr GaudiModel gaudi1{"Gaudi", "gaudi", 32 * text::bytes_per_gib};
+  constexpr GaudiModel gaudi2{"Gaudi 2", "gaudi2", 96 * text::bytes_per_gib};
+  constexpr GaudiModel gaudi3{"Gaudi 3", "gaudi3", 128 * text::bytes_per_gib};
   name = text::trim(name);
   // sysfs device_type: "GAUDI", "GAUDI2", "GAUDI2B", "GAUDI3 HL-338"
   if (text::icontains(name, "gaudi3") || text::icontains(name, "gaudi 3")) return gaudi3;
@@ -368,7 +366,7 @@ std::optional<parsers::HlSmiReport> run_hl_smi(const DetectContext& ctx, Detecto
 void set_published_memory(DeviceProfile& p, const parsers::GaudiModel& model) {
   if (!model.published_memory_bytes) return;
   p.properties["published_memory_bytes"] = std::to_string(*model.published_memory_bytes);
-  p.properties["published_spec"] = text::cat("Intel ", model.generation, ": ", *model.published_memory_bytes / parsers::gib,
+  p.properties["published_spec"] = text::cat("Intel ", model.generation, ": ", *model.published_memory_bytes / text::bytes_per_gib,
                                              " GiB HBM per device (product specification, not read from the device)");
 }
 
@@ -399,7 +397,7 @@ std::optional<parsers::GaudiModel> model_of(const DriverDevice& d) {
   return std::nullopt;
 }
 
-DeviceProfile base_profile() {
+DeviceProfile gaudi_profile() {
   DeviceProfile p;
   p.backend = Backend::gaudi;
   p.family = Family::asic;
@@ -473,7 +471,7 @@ DetectorOutput detect_gaudi(const DetectContext& ctx) {
       if (!devices[i].index || (i > 0 && devices[i].index == devices[i - 1].index)) indexes_usable = false;
     for (std::size_t i = 0; i < devices.size(); ++i) {
       auto& d = devices[i];
-      DeviceProfile p = base_profile();
+      DeviceProfile p = gaudi_profile();
       p.index = indexes_usable ? *d.index : static_cast<std::uint32_t>(i);
       p.runtime_index = d.index;
       p.id = device_id(Backend::gaudi, p.index);
@@ -523,7 +521,7 @@ DetectorOutput detect_gaudi(const DetectContext& ctx) {
              text::cat("hl-smi is not on PATH: ", bound.size(),
                        " Gaudi device(s) bound to habanalabs reported from sysfs, without memory, temperature or power"));
   for (std::size_t i = 0; i < bound.size(); ++i) {
-    DeviceProfile p = base_profile();
+    DeviceProfile p = gaudi_profile();
     p.index = static_cast<std::uint32_t>(i);
     p.id = device_id(Backend::gaudi, p.index);
     const auto model = model_of(bound[i]);

@@ -113,7 +113,7 @@ void set_published_memory(DeviceProfile& p, std::string_view arch_name) {
                 " KiB in-processor memory (product documentation, not read from the device)");
 }
 
-DeviceProfile base_profile(std::uint32_t index) {
+DeviceProfile graphcore_profile(std::uint32_t index) {
   DeviceProfile p;
   p.backend = Backend::graphcore;
   p.family = Family::asic;
@@ -195,7 +195,7 @@ bool from_gc_info(const DetectContext& ctx, DetectorOutput& out) {
   const auto details = ctx.run_concurrently(requests);
   for (std::size_t i = 0; i < singles.size(); ++i) {
     const auto& e = singles[i];
-    DeviceProfile p = base_profile(static_cast<std::uint32_t>(i));
+    DeviceProfile p = graphcore_profile(static_cast<std::uint32_t>(i));
     p.runtime_index = e.id;
     p.name = "Graphcore IPU";
     for (const auto& [key, value] : e.fields) {
@@ -220,7 +220,7 @@ bool from_gc_info(const DetectContext& ctx, DetectorOutput& out) {
 void from_pci(const DetectContext& ctx, const std::vector<PciFunction>& functions, DetectorOutput& out) {
   for (std::size_t i = 0; i < functions.size(); ++i) {
     const PciFunction& f = functions[i];
-    DeviceProfile p = base_profile(static_cast<std::uint32_t>(i));
+    DeviceProfile p = graphcore_profile(static_cast<std::uint32_t>(i));
     p.pci_bus_id = f.address.to_string();
     p.numa_node = f.numa_node;
     p.cpu_affinity = f.local_cpulist;

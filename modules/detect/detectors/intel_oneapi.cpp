@@ -347,12 +347,6 @@ std::vector<parsers::XpuSmiDevice> run_xpu_smi(const DetectContext& ctx, Detecto
   return std::move(*listed);
 }
 
-std::string hex4(std::uint16_t v) {
-  constexpr char digits[] = "0123456789abcdef";
-  std::string s(4, '0');
-  for (int i = 0; i < 4; ++i) s[static_cast<std::size_t>(i)] = digits[(v >> (12 - 4 * i)) & 0xf];
-  return s;
-}
 
 // PCIe generation -> GT/s per lane.
 std::optional<double> generation_speed(std::uint64_t gen) noexcept {
@@ -380,17 +374,17 @@ void apply_card(DeviceProfile& p, const Card& card) {
   if (card.link_note) p.properties["pcie_link"] = *card.link_note;
   if (card.pci.driver) p.properties["driver"] = *card.pci.driver;
   p.properties["drm_card"] = card.name;
-  if (card.pci.device_id) p.properties["pci_device_id"] = text::cat("0x", hex4(*card.pci.device_id));
+  if (card.pci.device_id) p.properties["pci_device_id"] = text::cat("0x", text::hex4(*card.pci.device_id));
 }
 
 std::string sysfs_name(const Card& card) {
   if (card.pci.device_id)
     if (const auto model = parsers::intel_gpu_model(*card.pci.device_id)) return std::string(model->name);
-  const std::string ids = card.pci.device_id ? text::cat(" [8086:", hex4(*card.pci.device_id), "]") : std::string();
+  const std::string ids = card.pci.device_id ? text::cat(" [8086:", text::hex4(*card.pci.device_id), "]") : std::string();
   return text::cat(card.integrated ? "Intel integrated GPU" : "Intel GPU", ids);
 }
 
-DeviceProfile base_profile() {
+DeviceProfile oneapi_profile() {
   DeviceProfile p;
   p.backend = Backend::intel_oneapi;
   p.family = Family::gpu;
@@ -420,7 +414,7 @@ DetectorOutput detect_intel_oneapi(const DetectContext& ctx) {
                          " of an earlier device; the first is kept"));
       continue;
     }
-    DeviceProfile p = base_profile();
+    DeviceProfile p = oneapi_profile();
     p.index = index++;
     p.id = device_id(Backend::intel_oneapi, p.index);
     p.runtime_index = d.device_id;
@@ -482,7 +476,7 @@ DetectorOutput detect_intel_oneapi(const DetectContext& ctx) {
   for (std::size_t i = 0; i < cards.size(); ++i) {
     if (card_used[i]) continue;
     const Card& card = cards[i];
-    DeviceProfile p = base_profile();
+    DeviceProfile p = oneapi_profile();
     p.index = index++;
     p.id = device_id(Backend::intel_oneapi, p.index);
     p.name = sysfs_name(card);

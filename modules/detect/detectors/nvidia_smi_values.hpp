@@ -1,9 +1,10 @@
 // What the readers of nvidia-smi's outputs share (the CSV query, `-q` text
 // and `-q -x` XML carry the same facts): limits, placeholder-free flags, PCI
-// ids and the checked value reader. Included by cuda_parsers.cpp and
-// cuda_xml.cpp right after `module hwaccel.detect;`; the headers it needs
-// (<optional>, <string>, <string_view>, <vector>) come from their global
-// module fragments. Functions are inline: two units of the module include it.
+// ids and the checked value reader. Included by cuda_parsers.cpp,
+// cuda_xml.cpp and cuda_topology.cpp right after `module hwaccel.detect;`;
+// the headers it needs (<optional>, <string>, <string_view>, <vector>) come
+// from their global module fragments. Functions are inline: several units of
+// the module include it.
 #pragma once
 
 namespace hwaccel::parsers::nvidia_smi {
@@ -100,9 +101,6 @@ inline std::optional<std::uint16_t> device_id_of(std::optional<std::string_view>
   return static_cast<std::uint16_t>(*id >> 16);
 }
 
-inline std::optional<std::string> owned(std::optional<std::string_view> v) {
-  return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
-}
 
 
 }  // namespace hwaccel::parsers::nvidia_smi

@@ -88,10 +88,10 @@ QaicUtilReport parse_qaic_util(std::string_view text) {
 
 namespace {
 
-constexpr std::string_view driver_name = "qaic";
+constexpr std::string_view qaic_driver = "qaic";
 constexpr std::array<std::string_view, 1> qualcomm_tools = {"qaic-util"};
 
-DeviceProfile new_device(std::uint32_t index) {
+DeviceProfile new_qualcomm_device(std::uint32_t index) {
   DeviceProfile d;
   d.backend = Backend::qualcomm;
   d.family = Family::asic;
@@ -163,7 +163,7 @@ void merge_report(const DetectContext& ctx, DetectorOutput& out, const parsers::
                            [&](const DeviceProfile& d) { return d.pci_bus_id == bus_id; });
     if (it == out.devices.end()) {
       // Seen by the runtime but not in sysfs (a container without /sys/bus/pci).
-      out.devices.push_back(new_device(static_cast<std::uint32_t>(out.devices.size())));
+      out.devices.push_back(new_qualcomm_device(static_cast<std::uint32_t>(out.devices.size())));
       it = std::prev(out.devices.end());
       it->name = name_from_report(q);
       it->pci_bus_id = bus_id;
@@ -174,7 +174,7 @@ void merge_report(const DetectContext& ctx, DetectorOutput& out, const parsers::
   if (from_sysfs == 0) {
     // Filtered output (`qaic-util -q | grep ...`) or no sysfs: the blocks are the devices.
     for (const auto* q : unaddressed) {
-      out.devices.push_back(new_device(static_cast<std::uint32_t>(out.devices.size())));
+      out.devices.push_back(new_qualcomm_device(static_cast<std::uint32_t>(out.devices.size())));
       out.devices.back().name = name_from_report(*q);
       apply_report(ctx, out, *q, out.devices.back());
     }
@@ -190,9 +190,9 @@ void merge_report(const DetectContext& ctx, DetectorOutput& out, const parsers::
 DetectorOutput detect_qualcomm(const DetectContext& ctx) {
   DetectorOutput out;
   const System& sys = ctx.system();
-  for (const AccelFunction& function : accel_functions_of_driver(sys, driver_name)) {
-    DeviceProfile d = new_device(static_cast<std::uint32_t>(out.devices.size()));
-    const PciFunction pci = describe_accel_function(ctx, out, function, driver_name, d);
+  for (const AccelFunction& function : accel_functions_of_driver(sys, qaic_driver)) {
+    DeviceProfile d = new_qualcomm_device(static_cast<std::uint32_t>(out.devices.size()));
+    const PciFunction pci = describe_accel_function(ctx, out, function, qaic_driver, d);
     const auto product = pci.device_id ? parsers::qaic_product_name(*pci.device_id) : std::nullopt;
     d.name = product ? std::string(*product) : std::string("Qualcomm Cloud AI accelerator");
     out.devices.push_back(std::move(d));

@@ -133,7 +133,6 @@ using parsers::KfdNode;
 
 constexpr std::string_view drm_class = "/sys/class/drm";
 constexpr std::uint16_t amd_vendor = 0x1002;
-constexpr std::uint64_t gib = std::uint64_t{1} << 30;
 
 // --- small readers ------------------------------------------------------------
 
@@ -175,9 +174,9 @@ std::optional<std::int64_t> signed_attribute(const DetectContext& ctx, DetectorO
 // "4 GiB", "29.27 GiB", "512 MiB": sizes in explanations people read.
 std::string human_bytes(std::uint64_t bytes) {
   constexpr std::uint64_t mib = std::uint64_t{1} << 20;
-  if (bytes % gib == 0) return text::cat(bytes / gib, " GiB");
-  if (bytes < gib && bytes % mib == 0) return text::cat(bytes / mib, " MiB");
-  return text::cat(std::round(static_cast<double>(bytes) / static_cast<double>(gib) * 100.0) / 100.0, " GiB");
+  if (bytes % text::bytes_per_gib == 0) return text::cat(bytes / text::bytes_per_gib, " GiB");
+  if (bytes < text::bytes_per_gib && bytes % mib == 0) return text::cat(bytes / mib, " MiB");
+  return text::cat(std::round(static_cast<double>(bytes) / static_cast<double>(text::bytes_per_gib) * 100.0) / 100.0, " GiB");
 }
 
 // Lower-case hexadecimal with a fixed number of digits.

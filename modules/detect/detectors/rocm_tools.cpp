@@ -23,7 +23,7 @@ namespace hwaccel::parsers {
 
 namespace {
 
-constexpr std::size_t max_gpus = 1024;
+constexpr std::size_t max_rocm_gpus = 1024;
 
 bool is_placeholder(std::string_view v) noexcept {
   return v.empty() || text::iequals(v, "N/A") || text::icontains(v, "not supported");
@@ -49,7 +49,7 @@ std::optional<std::uint32_t> gpu_prefix(std::string_view line, std::string_view&
   const auto close = line.find(']');
   if (close == std::string_view::npos) return std::nullopt;
   const auto index = text::parse_name_number(line.substr(4, close - 4));
-  if (!index || *index >= max_gpus) return std::nullopt;
+  if (!index || *index >= max_rocm_gpus) return std::nullopt;
   rest = line.substr(close + 1);
   return index;
 }
@@ -60,7 +60,7 @@ std::vector<std::uint32_t> matrix_columns(std::string_view line) {
   for (std::string_view word : text::words(line)) {
     if (!word.starts_with("GPU")) return {};
     const auto n = text::parse_name_number(word.substr(3));
-    if (!n || *n >= max_gpus) return {};
+    if (!n || *n >= max_rocm_gpus) return {};
     columns.push_back(*n);
   }
   return columns;
@@ -94,7 +94,7 @@ Result<RocmSmiReport> parse_rocm_smi_json(std::string_view json) {
     }
     if (!key.starts_with("card")) continue;
     const auto index = text::parse_name_number(key.substr(4));
-    if (!index || *index >= max_gpus || report.gpus.size() >= max_gpus) continue;
+    if (!index || *index >= max_rocm_gpus || report.gpus.size() >= max_rocm_gpus) continue;
     RocmSmiGpu& gpu = gpu_at(report, *index);
     for (auto [k, v] : fields) {
       std::string_view s;
@@ -139,7 +139,7 @@ Result<RocmSmiReport> parse_rocm_smi_text(std::string_view text) {
       std::string_view cells = line;
       const auto index = text::parse_name_number(text::next_token(cells, ' '));
       const auto open = cells.find('['), close = cells.find(']');
-      if (!index || *index >= max_gpus || open == std::string_view::npos || close == std::string_view::npos || close < open) {
+      if (!index || *index >= max_rocm_gpus || open == std::string_view::npos || close == std::string_view::npos || close < open) {
         concise = nullptr;
         continue;
       }
@@ -166,7 +166,7 @@ Result<std::vector<RocminfoAgent>> parse_rocminfo(std::string_view text) {
   bool is_gpu = false;
   bool coarse_global = false;  // the last pool's segment was GLOBAL; COARSE GRAINED
   auto close = [&] {
-    if (agent && is_gpu && gpus.size() < max_gpus) gpus.push_back(std::move(*agent));
+    if (agent && is_gpu && gpus.size() < max_rocm_gpus) gpus.push_back(std::move(*agent));
     agent.reset();
     is_gpu = false;
   };

@@ -53,7 +53,7 @@ std::size_t separator_at(std::string_view line, std::size_t i) noexcept {
 
 // The cells between separators, trimmed; the text before the first and after
 // the last separator is not a cell.
-std::vector<std::string_view> table_cells(std::string_view line) {
+std::vector<std::string_view> tpu_table_cells(std::string_view line) {
   std::vector<std::string_view> cells;
   std::optional<std::size_t> start;
   for (std::size_t i = 0; i < line.size();) {
@@ -153,11 +153,11 @@ TpuInfoReport parse_tpu_info(std::string_view text) {
     }
     if (line.starts_with(heavy_vertical)) {  // a header row of a rich table
       header.clear();
-      for (const auto c : table_cells(line)) header.emplace_back(c);
+      for (const auto c : tpu_table_cells(line)) header.emplace_back(c);
       continue;
     }
     if (line.starts_with(light_vertical) || line.front() == '|') {
-      const auto cells = table_cells(line);
+      const auto cells = tpu_table_cells(line);
       if (is_markdown_rule(cells)) continue;
       if (header.empty()) {
         // A Markdown table's first row is its header; a rich panel's rows
@@ -256,7 +256,7 @@ std::vector<Chip> scan_unbound_chips(const System& sys) {
   return chips;
 }
 
-DeviceProfile new_device(std::uint32_t index) {
+DeviceProfile new_tpu_device(std::uint32_t index) {
   DeviceProfile d;
   d.backend = Backend::tpu;
   d.family = Family::tpu;
@@ -349,7 +349,7 @@ void apply_tpu_info(const DetectContext& ctx, DetectorOutput& out, const parsers
                  text::cat("tpu-info lists the chip at ", text::excerpt(c.device_node, 60), " twice; the first row is kept"));
         continue;
       }
-      DeviceProfile d = new_device(static_cast<std::uint32_t>(out.devices.size()));
+      DeviceProfile d = new_tpu_device(static_cast<std::uint32_t>(out.devices.size()));
       std::optional<std::string_view> version;
       std::string_view type = c.type;  // "TPU v6e chip"
       if (type.starts_with("TPU ")) type.remove_prefix(4);
@@ -424,7 +424,7 @@ DetectorOutput detect_tpu(const DetectContext& ctx) {
   std::vector<Chip> chips = find_chips(sys);
   if (chips.empty() && (sys.env("TPU_ACCELERATOR_TYPE") || sys.env("TPU_TOPOLOGY"))) chips = scan_unbound_chips(sys);
   for (const Chip& chip : chips) {
-    DeviceProfile d = new_device(static_cast<std::uint32_t>(out.devices.size()));
+    DeviceProfile d = new_tpu_device(static_cast<std::uint32_t>(out.devices.size()));
     describe_chip(ctx, out, chip, d);
     out.devices.push_back(std::move(d));
   }

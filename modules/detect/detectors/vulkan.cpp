@@ -62,7 +62,7 @@ std::optional<std::uint32_t> number32(std::string_view v) noexcept {
   return static_cast<std::uint32_t>(*n);
 }
 
-std::optional<std::string> owned(std::string_view v) {
+std::optional<std::string> owned_unless_empty(std::string_view v) {
   if (v.empty()) return std::nullopt;
   return std::string(v);
 }
@@ -76,16 +76,16 @@ bool set_identity(VulkanDevice& d, const KeyValue& kv) {
     d.device_type = std::string(type);
   } else if (kv.key == "vendorID") d.vendor_id = number32(kv.value);
   else if (kv.key == "deviceID") d.device_id = number32(kv.value);
-  else if (kv.key == "apiVersion") d.api_version = owned(version_text(kv.value));
-  else if (kv.key == "driverVersion") d.driver_version = owned(version_text(kv.value));
+  else if (kv.key == "apiVersion") d.api_version = owned_unless_empty(version_text(kv.value));
+  else if (kv.key == "driverVersion") d.driver_version = owned_unless_empty(version_text(kv.value));
   else return false;
   return true;
 }
 
 bool set_driver(VulkanDevice& d, const KeyValue& kv) {
-  if (kv.key == "driverID") d.driver_id = owned(kv.value);
-  else if (kv.key == "driverName") d.driver_name = owned(kv.value);
-  else if (kv.key == "driverInfo") d.driver_info = owned(kv.value);
+  if (kv.key == "driverID") d.driver_id = owned_unless_empty(kv.value);
+  else if (kv.key == "driverName") d.driver_name = owned_unless_empty(kv.value);
+  else if (kv.key == "driverInfo") d.driver_info = owned_unless_empty(kv.value);
   else return false;
   return true;
 }
@@ -93,7 +93,7 @@ bool set_driver(VulkanDevice& d, const KeyValue& kv) {
 // "Vulkan Instance Version: 1.4.335"
 void instance_version(VulkanInfo& info, std::string_view t) {
   constexpr std::string_view prefix = "Vulkan Instance Version:";
-  if (t.starts_with(prefix)) info.instance_version = owned(text::trim(t.substr(prefix.size())));
+  if (t.starts_with(prefix)) info.instance_version = owned_unless_empty(text::trim(t.substr(prefix.size())));
 }
 
 enum class Section : std::uint8_t { other, properties, pci, id, driver, memory };
@@ -141,7 +141,7 @@ VulkanInfo parse_vulkaninfo_summary(std::string_view text) {
     const auto kv = key_value(t);
     if (!kv) continue;
     if (set_identity(*current, *kv) || set_driver(*current, *kv)) continue;
-    if (kv->key == "deviceUUID") current->device_uuid = owned(kv->value);
+    if (kv->key == "deviceUUID") current->device_uuid = owned_unless_empty(kv->value);
   }
   return info;
 }
@@ -198,7 +198,7 @@ VulkanInfo parse_vulkaninfo(std::string_view text) {
         }
         break;
       case Section::id:
-        if (const auto kv = key_value(t); kv && kv->key == "deviceUUID") current->device_uuid = owned(kv->value);
+        if (const auto kv = key_value(t); kv && kv->key == "deviceUUID") current->device_uuid = owned_unless_empty(kv->value);
         break;
       case Section::driver:
         if (const auto kv = key_value(t)) set_driver(*current, *kv);
@@ -262,7 +262,7 @@ std::string hex_id(std::uint32_t v) {
 
 std::string lower_type(std::string_view type) { return text::lower(type); }
 
-std::string failure(std::string_view command, const ToolResult& r) {
+std::string vulkaninfo_failure(std::string_view command, const ToolResult& r) {
   const std::string_view detail = text::trim(r.err.empty() ? r.out : r.err);
   return text::cat(command, " ", r.signal ? text::cat("was killed by signal ", *r.signal) : text::cat("exited with code ", r.exit_code),
                    ": ", text::excerpt(detail.substr(detail.size() > 160 ? detail.size() - 160 : 0), 160));
@@ -276,7 +276,7 @@ std::optional<std::string_view> output_of(const DetectContext& ctx, DetectorOutp
     return std::nullopt;
   }
   if (!r->succeeded()) {
-    if (!quiet) ctx.warn(out, WarningKind::tool_failed, failure(command, *r));
+    if (!quiet) ctx.warn(out, WarningKind::tool_failed, vulkaninfo_failure(command, *r));
     return std::nullopt;
   }
   if (r->out_truncated)
