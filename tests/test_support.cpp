@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <cstring>
 
+#include <sys/resource.h>
+
 namespace hwaccel::testing {
 
 namespace fs = std::filesystem;
@@ -37,6 +39,12 @@ TempDir::~TempDir() {
     if (it->is_directory(ec) && !it->is_symlink(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
   }
   fs::remove_all(path_, ec);
+}
+
+long peak_rss_kib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
 }
 
 void write_file(const fs::path& path, std::string_view content) {

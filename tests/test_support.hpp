@@ -11,6 +11,11 @@
 
 namespace hwaccel::testing {
 
+/// Binary size units, for expected values written as published ("80 * GiB").
+inline constexpr std::uint64_t KiB = 1024;
+inline constexpr std::uint64_t MiB = 1024 * KiB;
+inline constexpr std::uint64_t GiB = 1024 * MiB;
+
 /// A fresh folder under $TMPDIR, removed (recursively) on destruction.
 class TempDir {
  public:
@@ -24,6 +29,9 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// The process's peak resident set so far, in KiB (getrusage's ru_maxrss).
+long peak_rss_kib();
 
 /// Writes `content` to `path`, creating parent folders.
 void write_file(const std::filesystem::path& path, std::string_view content);

@@ -16,7 +16,7 @@ using namespace hwaccel;
 using hwaccel::testing::FixtureBuilder;
 using namespace std::string_literals;
 
-AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::apple); }
+AcceleratorRegistry detect_apple(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::apple); }
 
 const std::string m2_max_hardware = R"({
   "SPHardwareDataType" : [
@@ -162,7 +162,7 @@ void mac(FixtureBuilder& f, const std::string& hardware, const std::string& disp
 TEST(AppleDetection, AppleSiliconMacGpuAndNeuralEngine) {
   FixtureBuilder f;
   mac(f, m2_max_hardware, m2_max_displays, "68719476736\n");
-  const auto r = detect(f);
+  const auto r = detect_apple(f);
   ASSERT_EQ(r.devices().size(), 2u);
   const DeviceProfile& gpu = r.devices()[0];
   EXPECT_EQ(gpu.id, "apple:0");
@@ -189,7 +189,7 @@ TEST(AppleDetection, AppleSiliconMacGpuAndNeuralEngine) {
 TEST(AppleDetection, WiredLimitSetByTheAdministrator) {
   FixtureBuilder f;
   mac(f, m2_max_hardware, m2_max_displays, "68719476736\n", "57344\n");
-  const auto r = detect(f);
+  const auto r = detect_apple(f);
   ASSERT_EQ(r.devices().size(), 2u);
   EXPECT_EQ(r.devices()[0].shared_memory_bytes, 56ull << 30);
   EXPECT_NE(r.devices()[0].properties.at("shared_memory").find("iogpu.wired_limit_mb"), std::string::npos);
@@ -203,7 +203,7 @@ TEST(AppleDetection, IntelMacReportsItsGpusNotNothing) {
   // macOS before 14 has no iogpu sysctl.
   mac(f, hardware, intel_mac_displays, "17179869184\n");
   f.command({"sysctl", "-n", "iogpu.wired_limit_mb"}, "", 1, "sysctl: unknown oid 'iogpu.wired_limit_mb'\n");
-  const auto r = detect(f);
+  const auto r = detect_apple(f);
   ASSERT_EQ(r.devices().size(), 2u);
   const DeviceProfile& igpu = r.devices()[0];
   EXPECT_EQ(igpu.name, "Intel UHD Graphics 630");
@@ -228,7 +228,7 @@ TEST(AppleDetection, ToolFailuresAndGarbage) {
       .command({"system_profiler", "SPDisplaysDataType", "-json"}, "", 0, "", /*hang=*/true)
       .command({"sysctl", "-n", "hw.memsize"}, "lots\n")
       .command({"sysctl", "-n", "iogpu.wired_limit_mb"}, "0\n");
-  const auto r = detect(f);
+  const auto r = detect_apple(f);
   EXPECT_TRUE(r.devices().empty());
   ASSERT_EQ(r.warnings().size(), 3u);
   EXPECT_EQ(r.warnings()[0].kind, WarningKind::parse_error);
@@ -243,7 +243,7 @@ TEST(AppleDetection, AsahiLinuxFromTheDeviceTree) {
       .file("/proc/device-tree/model", "Apple MacBook Pro (16-inch, M1 Pro, 2021)\0"s)
       .file("/proc/meminfo", "MemTotal:       16183468 kB\nMemAvailable:   12000000 kB\n")
       .file("/sys/bus/platform/drivers/asahi/bind", "");
-  const auto r = detect(f);
+  const auto r = detect_apple(f);
   ASSERT_EQ(r.devices().size(), 2u);
   const DeviceProfile& gpu = r.devices()[0];
   EXPECT_EQ(gpu.name, "Apple M1 Pro GPU");
@@ -265,7 +265,7 @@ TEST(AppleDetection, AsahiWithoutGpuDriverAndUnknownSoc) {
   FixtureBuilder f;
   f.file("/proc/device-tree/compatible", "apple,j604\0apple,t8142\0apple,arm-platform\0"s)
       .file("/proc/meminfo", "MemTotal: 16000000 kB\n");
-  const auto r = detect(f);
+  const auto r = detect_apple(f);
   ASSERT_EQ(r.devices().size(), 2u);
   EXPECT_EQ(r.devices()[0].name, "Apple silicon (t8142) GPU");
   EXPECT_FALSE(r.devices()[0].available);
@@ -280,14 +280,14 @@ TEST(AppleDetection, OtherDeviceTreePlatformsAndPlainLinuxAreNotApple) {
   {
     FixtureBuilder f;
     f.file("/proc/device-tree/compatible", "nvidia,p3768-0000+p3767-0000\0nvidia,tegra234\0"s);
-    const auto r = detect(f);
+    const auto r = detect_apple(f);
     EXPECT_TRUE(r.devices().empty());
     EXPECT_TRUE(r.warnings().empty());
   }
   {
     FixtureBuilder f;
     f.file("/proc/meminfo", "MemTotal: 1024 kB\n").tool("sysctl");  // procps sysctl on Linux
-    const auto r = detect(f);
+    const auto r = detect_apple(f);
     EXPECT_TRUE(r.devices().empty());
     EXPECT_TRUE(r.warnings().empty());
   }

@@ -7,6 +7,8 @@
 
 #include "backend_fixture.hpp"
 
+#include "../test_support.hpp"
+
 import hwaccel;
 
 namespace {
@@ -16,7 +18,7 @@ using hwaccel::testing::add_pci;
 using hwaccel::testing::FixtureBuilder;
 using hwaccel::testing::PciSpec;
 
-constexpr std::uint64_t GiB = 1ull << 30;
+using hwaccel::testing::GiB;
 
 // The `--json-output` array, keys as neuron-ls prints them (numa_node is a string,
 // connected_to is null on a single-device instance).

@@ -21,7 +21,7 @@ namespace {
 
 using namespace hwaccel;
 
-constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+using hwaccel::testing::GiB;
 
 constexpr std::string_view one_device = R"({"devices": [
   {"id": "my-gpu-48gb", "name": "MyGPU-48GB", "product": "Example MyGPU 48GB", "vendor": "Example",

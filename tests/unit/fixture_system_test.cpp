@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <linux/capability.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -331,12 +330,6 @@ void expect_sound_json(const hwaccel::AcceleratorRegistry& registry) {
   EXPECT_EQ(hwaccel::to_json(*back), json);
 }
 
-long peak_rss_kib() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
-
 // Runs `body` on a thread without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
 // in its effective set (capabilities are per thread on Linux), so that
 // permission bits stop it even when the tests run as root. Returns a reason
@@ -496,7 +489,7 @@ TEST(HostileFixture, SparseGigabyteFilesCostNoMemory) {
   f.write();
   for (const auto& p : paths) ASSERT_EQ(::truncate((f.path() / "root" / p.substr(1)).c_str(), off_t{1} << 30), 0) << p;
   ASSERT_EQ(::truncate((f.path() / "commands" / "0.out").c_str(), off_t{1} << 30), 0);
-  const long before = peak_rss_kib();
+  const long before = hwaccel::testing::peak_rss_kib();
   auto system = hwaccel::FixtureSystem::open(f.path().string());
   ASSERT_TRUE(system) << system.error().message;
   const auto start = std::chrono::steady_clock::now();
@@ -505,7 +498,7 @@ TEST(HostileFixture, SparseGigabyteFilesCostNoMemory) {
   expect_sound_json(registry);
   // Eight files of 1 GiB: reads stop at their caps (the largest, a tool's
   // output, at 32 MiB), so the detection never holds more than a few caps.
-  EXPECT_LT(peak_rss_kib() - before, 192 * 1024) << "peak RSS grew by more than 192 MiB";
+  EXPECT_LT(hwaccel::testing::peak_rss_kib() - before, 192 * 1024) << "peak RSS grew by more than 192 MiB";
 }
 
 TEST(HostileFixture, FifosWhereFilesAndOutputsShouldBeNeverBlock) {

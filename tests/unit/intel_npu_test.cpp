@@ -17,7 +17,7 @@ using hwaccel::testing::add_pci_function;
 using hwaccel::testing::FixtureBuilder;
 using hwaccel::testing::PciFunctionSpec;
 
-AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::intel_npu); }
+AcceleratorRegistry detect_intel_npu(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::intel_npu); }
 
 PciFunctionSpec npu(std::string bdf, std::string device, unsigned minor) {
   PciFunctionSpec s;
@@ -51,7 +51,7 @@ TEST(IntelNpuDetection, LunarLakeWithDriverAttributesAndDebugfs) {
       .file(dir + "/npu_memory_utilization", "73400320\n")
       .file("/sys/kernel/debug/accel/0/fw_version", "20250115*LNL*NPU40xx*1.0\n")
       .file("/sys/kernel/debug/accel/0/fw_name", "intel/vpu/vpu_40xx_v1.bin\n");
-  const auto r = detect(f);
+  const auto r = detect_intel_npu(f);
   ASSERT_EQ(r.devices().size(), 1u);
   const DeviceProfile& d = r.devices()[0];
   EXPECT_EQ(d.id, "intel_npu:0");
@@ -87,7 +87,7 @@ TEST(IntelNpuDetection, OtherAccelDriversAndCameraIpusAreNotNpus) {
   ipu.accel_minor.reset();
   add_pci_function(f, ipu);
   f.file("/dev/ipu-psys0", "").file("/dev/ipu6-isys", "");
-  const auto r = detect(f);
+  const auto r = detect_intel_npu(f);
   EXPECT_TRUE(r.devices().empty());
   EXPECT_TRUE(r.warnings().empty());
 }
@@ -97,7 +97,7 @@ TEST(IntelNpuDetection, BoundWithoutAccelNodeIsUnavailable) {
   PciFunctionSpec s = npu("0000:00:0b.0", "0x7d1d", 0);
   s.accel_minor.reset();  // probe failed: bound, no node
   add_pci_function(f, s);
-  const auto r = detect(f);
+  const auto r = detect_intel_npu(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_FALSE(r.devices()[0].available);
   EXPECT_EQ(r.devices()[0].name, "Intel NPU (Meteor Lake)");
@@ -113,7 +113,7 @@ TEST(IntelNpuDetection, MissingDevNodeAndUnknownIdAndGarbageAttributes) {
   add_pci_function(f, s);
   const std::string dir = hwaccel::testing::pci_device_dir("0000:00:0b.0");
   f.file(dir + "/npu_max_frequency_mhz", "fast\n").file(dir + "/npu_memory_utilization", "\x01\x02\n");
-  const auto r = detect(f);
+  const auto r = detect_intel_npu(f);
   ASSERT_EQ(r.devices().size(), 1u);
   const DeviceProfile& d = r.devices()[0];
   EXPECT_EQ(d.name, "Intel NPU (unknown generation)");
@@ -130,7 +130,7 @@ TEST(IntelNpuDetection, MissingDevNodeAndUnknownIdAndGarbageAttributes) {
 TEST(IntelNpuDetection, NothingThereMeansNothingReported) {
   FixtureBuilder f;
   f.file("/proc/meminfo", "MemTotal: 1024 kB\n");
-  const auto r = detect(f);
+  const auto r = detect_intel_npu(f);
   EXPECT_TRUE(r.devices().empty());
   EXPECT_TRUE(r.warnings().empty());
 }

@@ -7,6 +7,8 @@
 
 #include "backend_fixture.hpp"
 
+#include "../test_support.hpp"
+
 import hwaccel;
 
 namespace {
@@ -16,8 +18,8 @@ using hwaccel::testing::add_pci;
 using hwaccel::testing::FixtureBuilder;
 using hwaccel::testing::PciSpec;
 
-constexpr std::uint64_t MiB = 1ull << 20;
-constexpr std::uint64_t GiB = 1ull << 30;
+using hwaccel::testing::MiB;
+using hwaccel::testing::GiB;
 
 constexpr const char* list_box =
     "+-----------+--------------------------------------------------------------------------------------+\n"

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "../test_support.hpp"
+
 import hwaccel;
 
 namespace {
@@ -14,8 +16,8 @@ namespace {
 using namespace hwaccel;
 using Q = QuantizationLevel;
 
-constexpr std::uint64_t MiB = 1024ull * 1024;
-constexpr double GiB = 1024.0 * 1024 * 1024;
+using hwaccel::testing::MiB;
+using hwaccel::testing::GiB;
 
 ModelArchitecture arch(std::string_view id) { return catalogue_model(id).value().architecture; }
 

@@ -18,6 +18,16 @@
 
 namespace hwaccel::testing {
 
+/// A model of the built-in catalogue, by id (throws for an unknown id).
+inline ModelDescription model(std::string_view id) { return catalogue_model(id).value(); }
+
+/// Auxiliary models with `teacher` set (distillation).
+inline AuxiliaryModels with_teacher(ModelDescription teacher) {
+  AuxiliaryModels aux;
+  aux.teacher = std::move(teacher);
+  return aux;
+}
+
 /// A fixture machine of fixtures/machines, opened or thrown.
 inline std::unique_ptr<FixtureSystem> open_machine(const std::string& name) {
   auto f = FixtureSystem::open((fixtures_root() / "machines" / name).string());

@@ -6,16 +6,20 @@
 #include <string>
 #include <string_view>
 
+#include "../test_support.hpp"
+
 import hwaccel;
+
+#include "module_helpers.hpp"
 
 namespace {
 
 using namespace hwaccel;
 
-constexpr std::uint64_t KiB = 1024;
-constexpr std::uint64_t GiB = 1024 * 1024 * KiB;
+using hwaccel::testing::KiB;
+using hwaccel::testing::GiB;
 
-ModelDescription model(std::string_view id) { return catalogue_model(id).value(); }
+using hwaccel::testing::model;
 
 TEST(PlanMemory, KvCachePerToken) {
   // MHA: 2 x 32 layers x 32 heads x 128 x 2 bytes = 512 KiB per token at fp16.

@@ -21,10 +21,10 @@ namespace {
 using namespace hwaccel;
 using hwaccel::testing::hypothetical_fleet;
 
-constexpr double GiB = 1024.0 * 1024 * 1024;
+using hwaccel::testing::GiB;
 
 Cluster cluster(std::string_view spec) { return hypothetical_cluster(spec).value(); }
-ModelDescription model(std::string_view id) { return catalogue_model(id).value(); }
+using hwaccel::testing::model;
 
 InferenceSettings at(QuantizationLevel q) {
   InferenceSettings s;

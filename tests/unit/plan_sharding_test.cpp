@@ -11,14 +11,16 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
 
-constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+using hwaccel::testing::GiB;
 
 AcceleratorRegistry devices(std::string_view spec) { return hypothetical_registry(spec).value(); }
-ModelDescription model(std::string_view id) { return catalogue_model(id).value(); }
+using hwaccel::testing::model;
 
 // What must hold for every plan.
 void check_invariants(const Plan& p) {

@@ -15,14 +15,16 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
 
-constexpr std::uint64_t GiB = 1024ull * 1024 * 1024;
+using hwaccel::testing::GiB;
 
 InstanceCatalogue builtin() { return builtin_instance_catalogue().value(); }
-ModelDescription model(std::string_view id) { return catalogue_model(id).value(); }
+using hwaccel::testing::model;
 
 const CloudInstanceType& find(const InstanceCatalogue& c, std::string_view name) {
   for (const auto& i : c.instances)
@@ -32,7 +34,7 @@ const CloudInstanceType& find(const InstanceCatalogue& c, std::string_view name)
   return none;
 }
 
-RecommendOptions at(QuantizationLevel level) {
+RecommendOptions options_at(QuantizationLevel level) {
   RecommendOptions o;
   o.settings.quantization = level;
   return o;
@@ -266,7 +268,7 @@ TEST(Recommend, NeedsAQuantizationLevel) {
 }
 
 TEST(Recommend, CheapestFirstAndEveryRejectionExplained) {
-  const auto r = recommend_instances(model("llama-3.1-70b"), at(QuantizationLevel::bf16), builtin()).value();
+  const auto r = recommend_instances(model("llama-3.1-70b"), options_at(QuantizationLevel::bf16), builtin()).value();
   ASSERT_FALSE(r.recommended.empty());
   EXPECT_EQ(r.model_name, "llama-3.1-70b");
   EXPECT_EQ(r.quantization, QuantizationLevel::bf16);
@@ -298,7 +300,7 @@ TEST(Recommend, CheapestFirstAndEveryRejectionExplained) {
 TEST(Recommend, Bf16NeverGoesToT4OrV100) {
   for (std::string_view id : {"llama-3.2-1b", "llama-3.1-8b", "mistral-7b", "qwen2.5-14b"}) {
     SCOPED_TRACE(id);
-    const auto r = recommend_instances(model(id), at(QuantizationLevel::bf16), builtin()).value();
+    const auto r = recommend_instances(model(id), options_at(QuantizationLevel::bf16), builtin()).value();
     for (const auto& v : r.recommended) {
       const DeviceSpec* spec = find_spec(v.instance.accelerator);
       EXPECT_NE(spec->architecture, "Turing") << v.instance.name;
@@ -312,7 +314,7 @@ TEST(Recommend, Bf16NeverGoesToT4OrV100) {
     }
   }
   // In fp16 the T4 runs a 1B model.
-  const auto fp16 = recommend_instances(model("llama-3.2-1b"), at(QuantizationLevel::fp16), builtin()).value();
+  const auto fp16 = recommend_instances(model("llama-3.2-1b"), options_at(QuantizationLevel::fp16), builtin()).value();
   EXPECT_TRUE(verdict_of(fp16, "g4dn.xlarge")->recommended);
 }
 
@@ -321,7 +323,7 @@ TEST(Recommend, Bf16NeverGoesToT4OrV100) {
 // and the output head, more than one L4's 21.6 usable GiB; and 4 x 21.6 GiB is
 // too little even if tensor parallelism were possible.
 TEST(Recommend, SummedMemoryWouldFitButPerDeviceMemoryDoesNot) {
-  const auto r = recommend_instances(model("mixtral-8x7b"), at(QuantizationLevel::bf16), builtin()).value();
+  const auto r = recommend_instances(model("mixtral-8x7b"), options_at(QuantizationLevel::bf16), builtin()).value();
   for (std::string_view name : {"g6.12xlarge", "g2-standard-48", "g5.12xlarge"}) {
     SCOPED_TRACE(name);
     const auto* v = verdict_of(r, name);
@@ -342,7 +344,7 @@ TEST(Recommend, SummedMemoryWouldFitButPerDeviceMemoryDoesNot) {
 // shards each layer over the four cards through PCIe; llama.cpp splits
 // layers only.
 TEST(Recommend, PcieInstancesUseTensorParallelismUnderServingRuntimes) {
-  const auto served = recommend_instances(model("gemma-2-27b"), at(QuantizationLevel::fp16), builtin()).value();
+  const auto served = recommend_instances(model("gemma-2-27b"), options_at(QuantizationLevel::fp16), builtin()).value();
   for (std::string_view name : {"g4dn.12xlarge", "Standard_NC64as_T4_v3"}) {
     SCOPED_TRACE(name);
     const auto* v = verdict_of(served, name);
@@ -355,7 +357,7 @@ TEST(Recommend, PcieInstancesUseTensorParallelismUnderServingRuntimes) {
   }
   // llama.cpp on the same cards splits layers, which its smaller buffers
   // (no NCCL, a 512-token batch, the token embedding in host memory) fit.
-  RecommendOptions layered = at(QuantizationLevel::fp16);
+  RecommendOptions layered = options_at(QuantizationLevel::fp16);
   layered.settings.runtime = Runtime::llama_cpp_cuda;
   const auto r = recommend_instances(model("gemma-2-27b"), layered, builtin()).value();
   for (std::string_view name : {"g4dn.12xlarge", "Standard_NC64as_T4_v3"}) {
@@ -374,7 +376,7 @@ TEST(Recommend, PcieInstancesUseTensorParallelismUnderServingRuntimes) {
 }
 
 TEST(Recommend, ProviderFilter) {
-  RecommendOptions o = at(QuantizationLevel::int4);
+  RecommendOptions o = options_at(QuantizationLevel::int4);
   o.providers = {CloudProvider::gcp};
   const auto r = recommend_instances(model("llama-3.1-8b"), o, builtin()).value();
   ASSERT_FALSE(r.recommended.empty());
@@ -391,7 +393,7 @@ TEST(Recommend, AUserCatalogueReplacesTheBuiltInOne) {
                            "mine.8xh100")),
       "user.json");
   ASSERT_TRUE(c) << c.error().message;
-  const auto r = recommend_instances(model("llama-3.1-405b"), at(QuantizationLevel::fp8_e4m3), *c).value();
+  const auto r = recommend_instances(model("llama-3.1-405b"), options_at(QuantizationLevel::fp8_e4m3), *c).value();
   EXPECT_EQ(r.catalogue_origin, "user.json");
   EXPECT_EQ(r.prices, "test prices");
   ASSERT_EQ(r.recommended.size() + r.rejected.size(), 2u);
@@ -402,7 +404,7 @@ TEST(Recommend, AUserCatalogueReplacesTheBuiltInOne) {
 }
 
 TEST(Recommend, JsonListsRejectionsWithReasons) {
-  const auto r = recommend_instances(model("llama-3.1-8b"), at(QuantizationLevel::bf16), builtin()).value();
+  const auto r = recommend_instances(model("llama-3.1-8b"), options_at(QuantizationLevel::bf16), builtin()).value();
   const std::string json = to_json(r);
   EXPECT_EQ(json.rfind(R"({"model":"llama-3.1-8b","quantization":"bf16","context":4096,"batch":1,)", 0), 0u) << json;
   EXPECT_NE(json.find(R"("name":"g4dn.xlarge")"), std::string::npos);
@@ -414,7 +416,7 @@ TEST(Recommend, JsonListsRejectionsWithReasons) {
 // copies of one type, priced and ordered as all of them together.
 TEST(Recommend, SeveralInstancesForAModelNoneHolds) {
   const auto m = model("llama-3.1-405b");
-  RecommendOptions o = at(QuantizationLevel::bf16);
+  RecommendOptions o = options_at(QuantizationLevel::bf16);
   o.providers = {CloudProvider::aws};
   const auto alone = recommend_instances(m, o, builtin()).value();
   for (const auto& v : alone.recommended) EXPECT_EQ(v.instances, 1u) << v.instance.name;

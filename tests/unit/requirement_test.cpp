@@ -7,14 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "../test_support.hpp"
+
 import hwaccel;
 
 namespace {
 
 using namespace hwaccel;
 
-constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
-constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+using hwaccel::testing::GiB;
+using hwaccel::testing::MiB;
 
 DeviceProfile device(Backend backend, std::uint32_t index, std::string name, std::optional<std::uint64_t> memory,
                      std::optional<std::string> capability = std::nullopt, std::optional<double> bandwidth = std::nullopt) {

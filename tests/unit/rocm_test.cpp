@@ -261,7 +261,7 @@ std::string bank(std::uint64_t bytes, int heap = 1) {
   return "heap_type " + std::to_string(heap) + "\nsize_in_bytes " + std::to_string(bytes) + "\nflags 0\n";
 }
 
-AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::rocm); }
+AcceleratorRegistry detect_rocm(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::rocm); }
 
 std::vector<std::string> warning_texts(const AcceleratorRegistry& r) {
   std::vector<std::string> out;
@@ -280,13 +280,13 @@ TEST(RocmDetect, NoAmdGpuCostsNothingAndSaysNothing) {
   FixtureBuilder f;
   add_card(f, Card{.number = 0, .bdf = "0000:17:00.0", .device = "0x2330", .driver = "nvidia"});
   f.file("/sys/class/drm/version", "drm 1.1.0 20060810\n");
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   EXPECT_TRUE(r.devices().empty());
   EXPECT_TRUE(r.warnings().empty()) << warning_texts(r)[0];
   EXPECT_TRUE(r.links().empty());
 
   FixtureBuilder empty;
-  const auto none = detect(empty);
+  const auto none = detect_rocm(empty);
   EXPECT_TRUE(none.devices().empty());
   EXPECT_TRUE(none.warnings().empty());
 
@@ -296,7 +296,7 @@ TEST(RocmDetect, NoAmdGpuCostsNothingAndSaysNothing) {
   add_card(other, Card{.number = 0, .bdf = "0000:17:00.0", .device = "0x2330", .driver = "nvidia"});
   add_kfd_node(other, 0, cpu_props);
   add_kfd_node(other, 1, gpu_props(0x0300, 90402, 1216, 0x74a1));
-  const auto nvidia = detect(other);
+  const auto nvidia = detect_rocm(other);
   EXPECT_TRUE(nvidia.devices().empty());
   EXPECT_TRUE(nvidia.warnings().empty());
 }
@@ -317,7 +317,7 @@ TEST(RocmDetect, CardsInNumericOrderJoinedToKfdByAddress) {
   add_kfd_node(f, 0, cpu_props);
   add_kfd_node(f, 1, gpu_props(0xc100, 90010, 416, 0x740f, 0x1111));
   add_kfd_node(f, 2, gpu_props(0x0300, 110000, 192, 0x744c, 0x2222));
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u) << ::testing::PrintToString(warning_texts(r));
   const auto& first = r.devices()[0];
   const auto& second = r.devices()[1];
@@ -350,7 +350,7 @@ TEST(RocmDetect, MemoryIsNeverInvented) {
   add_card(f, Card{.number = 0, .device = "0x740f"});
   add_kfd_node(f, 0, cpu_props);
   add_kfd_node(f, 1, gpu_props(0x0300, 90010, 416, 0x740f));
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_FALSE(r.devices()[0].memory_bytes);
   EXPECT_FALSE(r.devices()[0].memory_free_bytes);
@@ -363,7 +363,7 @@ TEST(RocmDetect, MemoryFromKfdBanksWhenSysfsLacksIt) {
   add_card(f, Card{.number = 0, .device = "0x74a1"});
   add_kfd_node(f, 0, cpu_props);
   add_kfd_node(f, 1, gpu_props(0x0300, 90402, 1216, 0x74a1), {}, {bank(206141652992ull)});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(r.devices()[0].memory_bytes, 206141652992ull);
   EXPECT_EQ(prop(r.devices()[0], "memory_source"), "kfd mem_banks");
@@ -382,7 +382,7 @@ TEST(RocmDetect, OnlyTheKernelsSpellingOfANumberNamesANode) {
   f.file(nodes + "01/properties", props);
   f.file(nodes + "1 /properties", props);
   f.file(nodes + "1/mem_banks/00/properties", bank(206141652992ull));
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   const auto& d = r.devices()[0];
   EXPECT_EQ(d.memory_bytes, 206141652992ull);
@@ -396,7 +396,7 @@ TEST(RocmDetect, MemoryUsedAndFree) {
   add_card(f, Card{.number = 0, .device = "0x744c", .revision = "0xc8",
                    .files = {{"mem_info_vram_total", "25753026560\n"}, {"mem_info_vram_used", "1432674304\n"},
                              {"mem_info_gtt_total", "33226399744\n"}}});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   const auto& d = r.devices()[0];
   EXPECT_EQ(d.memory_bytes, 25753026560ull);
@@ -414,7 +414,7 @@ TEST(RocmDetect, GarbageAndImpossibleValuesAreWarnings) {
                    .files = {{"mem_info_vram_total", "lots\n"}, {"gpu_busy_percent", "250\n"}}});
   add_card(f, Card{.number = 1, .bdf = "0000:43:00.0", .device = "0x744c", .revision = "0xc8",
                    .files = {{"mem_info_vram_total", "1000\n"}, {"mem_info_vram_used", "2000\n"}}});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u);
   EXPECT_FALSE(r.devices()[0].memory_bytes);
   EXPECT_FALSE(r.devices()[0].utilization_percent);
@@ -442,7 +442,7 @@ TEST(RocmDetect, NulPaddedFilesAreRead) {
              {"current_link_speed", padded("16.0 GT/s PCIe\n")}};
   add_card(f, c);
   f.file(device_dir(c) + "/revision", padded("0xc0\n"));
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   const auto& d = r.devices()[0];
   EXPECT_EQ(d.name, "AMD Radeon RX 6900 XT");
@@ -466,7 +466,7 @@ TEST(RocmDetect, IdsFromUeventWhenAttributesAreMissing) {
       .link(dir + "/drm/card1/device", "../../../0000:64:00.0")
       .link("/sys/class/drm/card1", "../../devices/pci0000:00/0000:64:00.0/drm/card1")
       .link("/sys/bus/pci/devices/0000:64:00.0", "../../../devices/pci0000:00/0000:64:00.0");
-  const auto r = detect(g);
+  const auto r = detect_rocm(g);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(r.devices()[0].name, "AMD Radeon 780M Graphics");
   EXPECT_EQ(prop(r.devices()[0], "pci_id"), "1002:15bf");
@@ -481,7 +481,7 @@ TEST(RocmDetect, ApuCarveOutAndGtt) {
   f.file("/dev/kfd", "");
   add_kfd_node(f, 0, cpu_props);
   add_kfd_node(f, 1, gpu_props(0x6400, 110003, 24, 0x15bf), {}, {bank(31433977856ull)});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   const auto& d = r.devices()[0];
   EXPECT_TRUE(d.integrated);
@@ -505,7 +505,7 @@ TEST(RocmDetect, SuspendedGpuIsNotWoken) {
                              {"gpu_busy_percent", "3\n"},
                              {"hwmon/hwmon5/temp1_input", "56000\n"},
                              {"hwmon/hwmon5/power1_average", "36000000\n"}}});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   const auto& d = r.devices()[0];
   EXPECT_EQ(d.memory_bytes, 17163091968ull);
@@ -526,7 +526,7 @@ TEST(RocmDetect, SuspendedGpuIsNotWoken) {
                                  {"hwmon/hwmon5/temp2_label", "junction\n"},
                                  {"hwmon/hwmon5/power1_average", "36000000\n"},
                                  {"hwmon/hwmon5/power1_cap", "289000000\n"}}});
-  const auto a = detect(awake);
+  const auto a = detect_rocm(awake);
   ASSERT_EQ(a.devices().size(), 1u);
   EXPECT_EQ(a.devices()[0].utilization_percent, 3.0);
   EXPECT_EQ(a.devices()[0].temperature_c, 56.0);
@@ -545,7 +545,7 @@ TEST(RocmDetect, DanglingDeviceLink) {
   add_kfd_node(f, 0, cpu_props);
   add_kfd_node(f, 1, gpu_props(0x4400, 90010, 416, 0x740f));
   add_kfd_node(f, 2, gpu_props(0x0300, 90010, 416, 0x740f));
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u);
   EXPECT_EQ(r.devices()[0].pci_bus_id, "0000:03:00.0");
   EXPECT_EQ(prop(r.devices()[0], "drm_card"), "card1");
@@ -562,7 +562,7 @@ TEST(RocmDetect, DanglingDeviceLink) {
   g.link("/sys/class/drm/card0", "../../devices/pci0000:00/0000:43:00.0/drm/card0")
       .file("/sys/devices/pci0000:00/0000:43:00.0/drm/card0/dev", "226:0\n")
       .link("/sys/devices/pci0000:00/0000:43:00.0/drm/card0/device", "../../../0000:44:00.0");
-  const auto none = detect(g);
+  const auto none = detect_rocm(g);
   EXPECT_TRUE(none.devices().empty());
   EXPECT_TRUE(none.warnings().empty());
 }
@@ -574,7 +574,7 @@ TEST(RocmDetect, AmdgpuWithoutKfdIsStillReported) {
   add_kfd_node(f, 0, cpu_props);
   add_kfd_node(f, 1, gpu_props(0x0300, 110000, 192, 0x744c));
   // No /dev/kfd: the topology is visible (sysfs), the device node is not.
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u);
   EXPECT_TRUE(r.devices()[0].available);
   EXPECT_EQ(prop(r.devices()[0], "rocm_compute"), "unavailable: /dev/kfd is missing (not passed to this container?)");
@@ -588,7 +588,7 @@ TEST(RocmDetect, NameFallbacks) {
   FixtureBuilder f;
   add_card(f, Card{.number = 0, .device = "0x75a0", .files = {{"product_name", "AMD Instinct MI350X\n"}}});
   add_card(f, Card{.number = 1, .bdf = "0000:43:00.0", .device = "0x75a3", .files = {{"product_name", "\n"}}});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u);
   EXPECT_EQ(r.devices()[0].name, "AMD Instinct MI350X");
   EXPECT_EQ(prop(r.devices()[0], "product_name"), "AMD Instinct MI350X");
@@ -603,7 +603,7 @@ TEST(RocmDetect, Mi250VariantsByComputeUnits) {
   add_kfd_node(f, 0, cpu_props);
   add_kfd_node(f, 1, gpu_props(0x0300, 90010, 440, 0x740c));  // 110 CUs per GCD
   add_kfd_node(f, 2, gpu_props(0x4300, 90010, 416, 0x740c));  // 104 CUs per GCD
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 3u);
   EXPECT_EQ(r.devices()[0].name, "AMD Instinct MI250X");
   EXPECT_EQ(r.devices()[1].name, "AMD Instinct MI250");
@@ -615,7 +615,7 @@ TEST(RocmDetect, DriverVersionOnlyFromTheModule) {
   add_card(f, Card{.number = 0, .device = "0x74a1", .files = {{"vbios_version", "113-M3000100-102\n"}}});
   f.file("/sys/module/amdgpu/version", "6.10.5\n");
   f.file("/proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(r.devices()[0].driver_version, "6.10.5");
   EXPECT_EQ(r.devices()[0].firmware_version, "113-M3000100-102");
@@ -623,7 +623,7 @@ TEST(RocmDetect, DriverVersionOnlyFromTheModule) {
   FixtureBuilder in_tree;
   add_card(in_tree, Card{.number = 0, .device = "0x74a1"});
   in_tree.file("/proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
-  const auto t = detect(in_tree);
+  const auto t = detect_rocm(in_tree);
   ASSERT_EQ(t.devices().size(), 1u);
   EXPECT_FALSE(t.devices()[0].driver_version);
 }
@@ -641,7 +641,7 @@ TEST(RocmDetect, XgmiHiveAndLinks) {
   add_kfd_node(f, 3, gpu_props(0x4300, 90010, 416, 0x740f, 0xb, hive),
                {link(2, 3, 0, 20, 32000), link(11, 3, 2, 15, 50000)});
   add_kfd_node(f, 4, gpu_props(0x8300, 90010, 416, 0x740f, 0xc), {link(2, 4, 1, 20, 32000)});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 3u);
   ASSERT_EQ(r.interconnects().size(), 1u);
   const auto& ic = r.interconnects()[0];
@@ -673,7 +673,7 @@ TEST(RocmDetect, HiveFromSysfsWithoutKfd) {
                    .files = {{"xgmi_hive_info/xgmi_hive_id", "4242\n"}}});
   add_card(f, Card{.number = 1, .bdf = "0000:43:00.0", .device = "0x740f"});
   f.link("/sys/devices/pci0000:00/0000:43:00.0/xgmi_hive_info", "../0000:03:00.0/xgmi_hive_info");
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u);
   ASSERT_EQ(r.interconnects().size(), 1u);
   EXPECT_EQ(r.interconnects()[0].name, "xGMI hive 4242");
@@ -698,7 +698,7 @@ TEST(RocmDetect, ComputePartitions) {
                    .files = {{"current_compute_partition", "CPX\n"}, {"current_memory_partition", "NPS1\n"},
                              {"mem_info_vram_total", "206158430208\n"}}});
   add_cpx_nodes(f, 8);
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u) << ::testing::PrintToString(warning_texts(r));
   const auto& d = r.devices()[0];
   EXPECT_EQ(d.memory_bytes, 206158430208ull);
@@ -724,7 +724,7 @@ TEST(RocmDetect, SevenOfEightPartitions) {
   FixtureBuilder f;
   add_card(f, Card{.number = 0, .device = "0x74a1", .files = {{"current_compute_partition", "CPX\n"}}});
   add_cpx_nodes(f, 7);
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(r.devices()[0].partitions.size(), 7u);
   EXPECT_EQ(r.devices()[0].compute_units, 266u);
@@ -737,7 +737,7 @@ TEST(RocmDetect, SevenOfEightPartitions) {
   // is unknown rather than seven eighths of it.
   FixtureBuilder g;
   add_cpx_nodes(g, 7);
-  const auto k = detect(g);
+  const auto k = detect_rocm(g);
   ASSERT_EQ(k.devices().size(), 1u);
   EXPECT_EQ(k.devices()[0].partitions.size(), 7u);
   EXPECT_FALSE(k.devices()[0].memory_bytes);
@@ -755,7 +755,7 @@ TEST(RocmDetect, BadPartitionModeIsAWarning) {
   FixtureBuilder f;
   add_card(f, Card{.number = 0, .device = "0x74a1",
                    .files = {{"current_compute_partition", "XPX\n"}, {"current_memory_partition", "NPSx\n"}}});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(prop(r.devices()[0], "compute_partition"), "");
   EXPECT_EQ(prop(r.devices()[0], "memory_partition"), "");
@@ -771,7 +771,7 @@ TEST(RocmDetect, BrokenKfdNodes) {
   add_kfd_node(f, 0, cpu_props);
   add_kfd_node(f, 1, gpu_props(0x0300, 91602, 416, 0x740f) + "simd_per_cu four\n");
   f.file("/sys/class/kfd/kfd/topology/nodes/2/gpu_id", "7\n");  // no properties file
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_FALSE(r.devices()[0].compute_capability);
   EXPECT_FALSE(r.devices()[0].compute_units);
@@ -787,7 +787,7 @@ TEST(RocmDetect, HugeFilesAreCut) {
   add_card(f, Card{.number = 0, .device = "0x740f", .files = {{"mem_info_vram_total", std::string(100000, '7')}}});
   add_kfd_node(f, 0, std::string(200000, 'x'));
   add_kfd_node(f, 1, gpu_props(0x0300, 90010, 416, 0x740f));
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_FALSE(r.devices()[0].memory_bytes);
   EXPECT_EQ(r.devices()[0].compute_capability, "gfx90a");
@@ -802,7 +802,7 @@ TEST(RocmDetect, UniqueIdFromSysfsWithoutKfd) {
   add_card(f, Card{.number = 0, .device = "0x73bf", .revision = "0xc0", .files = {{"unique_id", "946d7e1ef9b172dd\n"}}});
   add_card(f, Card{.number = 1, .bdf = "0000:43:00.0", .device = "0x73bf", .revision = "0xc0",
                    .files = {{"unique_id", "zz\n"}}});
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u);
   EXPECT_EQ(r.devices()[0].uuid, "GPU-946d7e1ef9b172dd");
   EXPECT_FALSE(r.devices()[1].uuid);
@@ -839,7 +839,7 @@ TEST(RocmDetect, SlotLinkOfTheCardsOwnSwitch) {
       .file(gpu + "/drm/card0/dev", "226:0\n")
       .link(gpu + "/drm/card0/device", "../../../0000:03:00.0")
       .link("/sys/class/drm/card0", "../.." + gpu.substr(4) + "/drm/card0");
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 1u) << ::testing::PrintToString(warning_texts(r));
   const auto& d = r.devices()[0];
   ASSERT_TRUE(d.pcie);
@@ -864,7 +864,7 @@ TEST(RocmDetect, PcieKindFromThePciTree) {
         .link(dir + "/drm/card" + std::to_string(card) + "/device", "../../../" + bdf)
         .link("/sys/class/drm/card" + std::to_string(card), "../.." + dir.substr(4) + "/drm/card" + std::to_string(card));
   }
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u);
   ASSERT_EQ(r.links().size(), 1u);
   EXPECT_EQ(r.links()[0].kind, LinkKind::host_bridge);
@@ -961,7 +961,7 @@ TEST(RocmTools, GpusFromRocmSmiJoinedWithRocminfo) {
   f.command({"rocm-smi", "-a", "--json"}, "", 2, "rocm-smi: error: unrecognized arguments: --json\n")
       .command({"rocm-smi", "-a"}, rocm_smi_all)
       .command({"rocminfo"}, rocminfo_two);
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   ASSERT_EQ(r.devices().size(), 2u);
   const auto& d0 = r.devices()[0];
   EXPECT_EQ(d0.name, "AMD Instinct MI300X OAM");
@@ -981,7 +981,7 @@ TEST(RocmTools, GpusFromRocmSmiJoinedWithRocminfo) {
 TEST(RocmTools, SysfsWithoutAmdGpuRunsNoTool) {
   FixtureBuilder f;
   f.file("/sys/class/drm/version", "drm 1.1.0 20060810\n").command({"rocm-smi", "-a"}, rocm_smi_all);
-  const auto r = detect(f);
+  const auto r = detect_rocm(f);
   EXPECT_TRUE(r.devices().empty());
   EXPECT_TRUE(r.warnings().empty());
 }

@@ -19,8 +19,8 @@ namespace {
 
 using namespace hwaccel;
 
-constexpr std::uint64_t MiB = 1024ull * 1024;
-constexpr std::uint64_t GiB = 1024 * MiB;
+using hwaccel::testing::MiB;
+using hwaccel::testing::GiB;
 
 // A closed range a published figure must fall in; {0, 0}: the figure must be
 // absent (the architecture has no such arithmetic, or the vendor gives none).

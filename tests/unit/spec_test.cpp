@@ -12,8 +12,8 @@ namespace {
 
 using namespace hwaccel;
 
-constexpr std::uint64_t MiB = 1024ull * 1024;
-constexpr std::uint64_t GiB = 1024 * MiB;
+using hwaccel::testing::MiB;
+using hwaccel::testing::GiB;
 
 TEST(Spec, TableIsWellFormed) {
   std::set<std::string> ids, names;

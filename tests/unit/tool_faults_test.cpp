@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -37,12 +36,6 @@ using hwaccel::WarningKind;
 using hwaccel::testing::TempDir;
 using hwaccel::testing::write_file;
 using hwaccel::testing::write_script;
-
-long peak_rss_kib() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 class Faults : public ::testing::Test {
  protected:
@@ -78,7 +71,7 @@ class Faults : public ::testing::Test {
 
 TEST_F(Faults, HundredMegabytesAreDrainedWithBoundedMemory) {
   write_script(tools_.path() / "flood", "head -c 104857600 /dev/zero; echo done >&2");
-  const long before = peak_rss_kib();
+  const long before = hwaccel::testing::peak_rss_kib();
   const auto r = run("flood", 60s, std::size_t{1} << 20);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->out.size(), std::size_t{1} << 20);
@@ -86,7 +79,7 @@ TEST_F(Faults, HundredMegabytesAreDrainedWithBoundedMemory) {
   EXPECT_EQ(r->err, "done\n");
   EXPECT_EQ(r->exit_code, 0);
   // The 99 MiB beyond the cap were read and dropped, never held.
-  EXPECT_LT(peak_rss_kib() - before, 64 * 1024) << "peak RSS grew by more than 64 MiB";
+  EXPECT_LT(hwaccel::testing::peak_rss_kib() - before, 64 * 1024) << "peak RSS grew by more than 64 MiB";
 }
 
 TEST_F(Faults, BinaryGarbageArrivesByteForByte) {

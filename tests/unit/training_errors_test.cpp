@@ -10,17 +10,15 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
 
-ModelDescription model(std::string_view id) { return catalogue_model(id).value(); }
+using hwaccel::testing::model;
 
-AuxiliaryModels with_teacher(ModelDescription m) {
-  AuxiliaryModels aux;
-  aux.teacher = std::move(m);
-  return aux;
-}
+using hwaccel::testing::with_teacher;
 
 // The error of estimating `m` with `s`, which must fail with invalid_input.
 std::string error_of(const TrainingSettings& s, const ModelDescription& m = model("llama-3.1-8b"),

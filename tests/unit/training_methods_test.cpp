@@ -13,17 +13,15 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
 
-ModelDescription model(std::string_view id) { return catalogue_model(id).value(); }
+using hwaccel::testing::model;
 
-AuxiliaryModels with_teacher(ModelDescription m) {
-  AuxiliaryModels aux;
-  aux.teacher = std::move(m);
-  return aux;
-}
+using hwaccel::testing::with_teacher;
 
 AuxiliaryModels with_reward(ModelDescription m) {
   AuxiliaryModels aux;

@@ -5,13 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "../test_support.hpp"
+
 import hwaccel;
 
 namespace {
 
 using namespace hwaccel;
 
-constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
+using hwaccel::testing::GiB;
 
 DeviceProfile gpu(Backend backend, std::uint32_t index, std::string name, std::uint64_t memory) {
   DeviceProfile d;
