@@ -11,6 +11,7 @@
 #include <vector>
 
 import hwaccel;
+import hwaccel.detectors;
 
 namespace {
 

@@ -1,5 +1,6 @@
 // The umbrella module: `import hwaccel;` brings in every part of the library.
 export module hwaccel;
+export import hwaccel.base;
 export import hwaccel.hardware;
 export import hwaccel.detect;
 export import hwaccel.registry;

@@ -1,18 +1,26 @@
-// hwaccel.detect: the System seam, one detector per backend, and the
-// orchestrator that runs them concurrently.
+// hwaccel.detect: the System seam (system/), what a detector is given and
+// returns, the table of detectors, the orchestrator that runs them
+// concurrently and the passes over what they found (passes/). The detectors
+// themselves, and their parsers, are the internal module hwaccel.detectors
+// (detectors/), which only the library and its tests import.
 module;
 #include <span>
 export module hwaccel.detect;
 export import hwaccel.hardware;
 export import :system;
+export import :live;
+export import :fixture;
+export import :timeline;
+export import :read_cache;
+export import :capture;
 export import :support;
 export import :topology;
-#include "detector_partitions.inc"
+export import :passes;
 
 export namespace hwaccel {
 
 /// The registration table: every detector and host probe, in canonical order.
-/// Generated from the `detectors` list of modules/detect/meson.build.
+/// Generated from the `detectors` list of modules/detect/detectors/meson.build.
 std::span<const Detector* const> detector_table() noexcept;
 
 /// Runs the detectors `options` selects against `system`. Detectors that may

@@ -11,6 +11,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.fleet;
+import hwaccel.detectors;
 
 namespace hwaccel {
 

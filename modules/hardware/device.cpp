@@ -36,10 +36,6 @@ constexpr std::array<std::string_view, 6> storage_kind_names = {"nvme", "ssd", "
 constexpr std::array<std::string_view, 12> warning_kind_names = {
     "tool_missing", "tool_failed",   "timeout",   "parse_error", "io_error",    "permission_denied",
     "not_captured", "truncated",     "degraded",  "inconsistent", "unsupported", "invalid_value"};
-constexpr std::array<std::string_view, 13> error_kind_names = {
-    "not_found",      "permission_denied", "io_error",    "not_regular_file", "escapes_root",
-    "symlink_loop",   "tool_not_found",    "tool_failed", "timeout",          "not_captured",
-    "parse_error",    "invalid_input",     "unsupported"};
 
 constexpr int hex_digit(char c) noexcept {
   if (c >= '0' && c <= '9') return c - '0';
@@ -82,7 +78,6 @@ std::string_view to_string(WarningKind k) noexcept { return name_of(warning_kind
 std::optional<WarningKind> parse_warning_kind(std::string_view s) noexcept {
   return enum_of<WarningKind>(warning_kind_names, s);
 }
-std::string_view to_string(ErrorKind k) noexcept { return name_of(error_kind_names, k); }
 
 Family default_family(Backend b) noexcept {
   switch (b) {

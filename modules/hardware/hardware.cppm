@@ -1,9 +1,7 @@
-// hwaccel.hardware: what a device is, errors, the shared text/JSON primitives,
-// quantization levels and the published device-spec table.
+// hwaccel.hardware: what a device is, quantization levels and the published
+// device-spec table (over hwaccel.base, which it re-exports).
 export module hwaccel.hardware;
+export import hwaccel.base;
 export import :device;
-export import :error;
-export import :text;
-export import :json;
 export import :quant;
 export import :spec;

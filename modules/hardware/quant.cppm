@@ -8,7 +8,7 @@ module;
 #include <string_view>
 export module hwaccel.hardware:quant;
 import :device;
-import :error;
+import hwaccel.base;
 
 export namespace hwaccel {
 

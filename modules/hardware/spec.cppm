@@ -12,7 +12,7 @@ module;
 #include <vector>
 export module hwaccel.hardware:spec;
 import :device;
-import :error;
+import hwaccel.base;
 import :quant;
 
 export namespace hwaccel {

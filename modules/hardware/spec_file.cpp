@@ -20,7 +20,6 @@ module;
 #include "json_input.hpp"
 module hwaccel.hardware;
 
-#include "small_file.hpp"
 
 namespace hwaccel {
 namespace {
@@ -365,7 +364,7 @@ Result<DeviceSpecSet> parse_device_specs(std::string_view json, std::string_view
 }
 
 Result<DeviceSpecSet> read_device_specs(const std::string& path) {
-  auto content = small_file::read(path, max_device_specs_bytes, "a device-spec file");
+  auto content = read_small_file(path, max_device_specs_bytes, "a device-spec file");
   if (!content) return fail(content.error());
   return parse_device_specs(*content, path);
 }

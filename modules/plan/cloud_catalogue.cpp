@@ -17,7 +17,6 @@ module;
 #include "json_input.hpp"
 module hwaccel.plan;
 
-#include "small_file.hpp"
 
 namespace hwaccel {
 namespace {
@@ -290,7 +289,7 @@ Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& p
 }
 
 Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path, const DeviceSpecSet& extra) {
-  const auto content = small_file::read(path, max_instance_catalogue_bytes, "a catalogue");
+  const auto content = read_small_file(path.string(), max_instance_catalogue_bytes, "a catalogue");
   if (!content) return fail(content.error());
   return parse_instance_catalogue(*content, path.string(), extra);
 }

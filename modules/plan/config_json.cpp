@@ -15,7 +15,6 @@ module;
 #include "json_input.hpp"
 module hwaccel.plan;
 
-#include "small_file.hpp"
 
 namespace hwaccel {
 namespace {
@@ -307,7 +306,7 @@ Result<ModelDescription> model_from_config_json(std::string_view json, std::stri
 }
 
 Result<ModelDescription> read_config_json(const std::filesystem::path& path) {
-  const auto content = small_file::read(path, max_config_json_bytes, "a config.json");
+  const auto content = read_small_file(path.string(), max_config_json_bytes, "a config.json");
   if (!content) return fail(content.error());
   auto d = model_from_config_json(*content, path.filename().string());
   if (!d) return d;

@@ -21,7 +21,6 @@ module;
 #include <vector>
 module hwaccel.plan;
 
-#include "small_file.hpp"
 
 namespace hwaccel {
 namespace {
@@ -113,7 +112,7 @@ Result<std::optional<std::string>> read_ref(const fs::path& repo_dir, std::strin
   if (ec || !fs::exists(st)) return std::optional<std::string>{};
   if (!fs::is_regular_file(st))
     return fail(ErrorKind::not_regular_file, text::cat(file.string(), " is not a regular file (a ref holds a commit hash)"));
-  auto content = small_file::read(file, max_ref_file_bytes, "a ref file");
+  auto content = read_small_file(file.string(), max_ref_file_bytes, "a ref file");
   if (!content) return fail(content.error());
   const std::string commit(text::trim(*content));
   if (!all_hex(commit) || (commit.size() != 40 && commit.size() != 64))

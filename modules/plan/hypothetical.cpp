@@ -8,8 +8,8 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.plan;
+import :internals;
 
-#include "hypothetical_devices.hpp"
 
 namespace hwaccel {
 namespace {

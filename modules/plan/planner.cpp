@@ -20,6 +20,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.plan;
+import :internals;
 
 namespace hwaccel {
 

@@ -18,6 +18,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.plan;
+import :internals;
 
 namespace hwaccel::planner_detail {
 

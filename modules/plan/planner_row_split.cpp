@@ -7,6 +7,7 @@ module;
 #include <span>
 #include <vector>
 module hwaccel.plan;
+import :internals;
 
 namespace hwaccel::planner_detail {
 

@@ -17,6 +17,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.plan;
+import :internals;
 
 namespace hwaccel::planner_detail {
 

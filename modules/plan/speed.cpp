@@ -13,6 +13,7 @@ module;
 #include <string_view>
 #include <vector>
 module hwaccel.plan;
+import :internals;
 
 namespace hwaccel {
 

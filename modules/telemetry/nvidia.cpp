@@ -15,6 +15,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.telemetry;
+import :internals;
 
 namespace hwaccel {
 namespace {

@@ -13,6 +13,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.telemetry;
+import :internals;
 
 namespace hwaccel {
 namespace {

@@ -8,6 +8,7 @@ module;
 #include <string_view>
 #include <vector>
 module hwaccel.telemetry;
+import :internals;
 
 namespace hwaccel::telemetry_detail {
 namespace {

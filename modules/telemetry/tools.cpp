@@ -17,6 +17,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.telemetry;
+import :internals;
 
 namespace hwaccel {
 

@@ -14,6 +14,7 @@
 #include "../unit/pci_tree.hpp"
 
 import hwaccel;
+import hwaccel.detectors;
 
 namespace {
 

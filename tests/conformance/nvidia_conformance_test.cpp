@@ -20,6 +20,7 @@
 #include "../test_support.hpp"
 
 import hwaccel;
+import hwaccel.detectors;
 
 namespace {
 

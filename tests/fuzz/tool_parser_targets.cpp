@@ -16,6 +16,7 @@
 #include "fuzz_support.hpp"
 
 import hwaccel;
+import hwaccel.detectors;
 
 namespace hwaccel::fuzz {
 

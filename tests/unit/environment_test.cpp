@@ -10,6 +10,7 @@
 #include "../test_support.hpp"
 
 import hwaccel;
+import hwaccel.detectors;
 
 namespace {
 

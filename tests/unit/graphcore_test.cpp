@@ -8,6 +8,7 @@
 #include "backend_fixture.hpp"
 
 import hwaccel;
+import hwaccel.detectors;
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include "backend_fixture.hpp"
 
 import hwaccel;
+import hwaccel.detectors;
 
 #include "fixture_detection.hpp"
 

@@ -7,6 +7,7 @@
 #include "pci_tree.hpp"
 
 import hwaccel;
+import hwaccel.detectors;
 
 #include "fixture_detection.hpp"
 

@@ -12,6 +12,7 @@
 #include "../test_support.hpp"
 
 import hwaccel;
+import hwaccel.detectors;
 
 #include "module_helpers.hpp"
 

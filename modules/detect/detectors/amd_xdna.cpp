@@ -8,7 +8,7 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-module hwaccel.detect;
+module hwaccel.detectors;
 
 namespace hwaccel {
 namespace parsers {

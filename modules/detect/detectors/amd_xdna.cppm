@@ -3,10 +3,8 @@ module;
 #include <cstdint>
 #include <optional>
 #include <string_view>
-export module hwaccel.detect:amd_xdna;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:amd_xdna;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

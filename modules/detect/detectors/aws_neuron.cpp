@@ -15,7 +15,7 @@ module;
 
 #include <simdjson.h>
 #include "json_input.hpp"
-module hwaccel.detect;
+module hwaccel.detectors;
 
 namespace hwaccel {
 namespace parsers {

@@ -2,10 +2,8 @@
 // no local Cerebras device to report; the detector says so when the cluster
 // client is installed.
 module;
-export module hwaccel.detect:cerebras;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:cerebras;
+import hwaccel.detect;
 
 export namespace hwaccel {
 extern const Detector cerebras_detector;

@@ -5,10 +5,8 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-export module hwaccel.detect:cpu;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:cpu;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

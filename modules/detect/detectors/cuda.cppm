@@ -8,10 +8,8 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-export module hwaccel.detect:cuda;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:cuda;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

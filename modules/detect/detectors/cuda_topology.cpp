@@ -10,7 +10,7 @@ module;
 #include <string_view>
 #include <utility>
 #include <vector>
-module hwaccel.detect;
+module hwaccel.detectors;
 
 #include "nvidia_smi_values.hpp"
 

@@ -11,7 +11,7 @@ module;
 #include <vector>
 
 #include <pugixml.hpp>
-module hwaccel.detect;
+module hwaccel.detectors;
 
 #include "nvidia_smi_values.hpp"
 

@@ -10,10 +10,8 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-export module hwaccel.detect:environment;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:environment;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 
@@ -119,28 +117,5 @@ struct ContainerFacts {
 /// Container runtime and Kubernetes pod of this process (docs/environment.md).
 ContainerFacts detect_container(const System& system);
 
-/// What decides which GPUs this process sees.
-struct VisibilityInputs {
-  /// Device-selection variables by name. An absent name is unset; an empty
-  /// value is set and empty, which CUDA and ROCr read as "no device".
-  std::map<std::string, std::string, std::less<>> env;
-  /// NVIDIA_VISIBLE_DEVICES is read by the NVIDIA container runtime when a
-  /// container starts, never by CUDA: it only matters inside a container.
-  bool in_container = false;
-};
-
-/// Reads the inputs through `system`. `environment` is the probe's result when
-/// it ran (otherwise the container facts are probed here). When
-/// NVIDIA_VISIBLE_DEVICES names a folder (the device plugin's volume-mounts
-/// strategy), the entries of that folder become its list.
-VisibilityInputs visibility_inputs(const System& system, const std::optional<Environment>& environment);
-
-/// Marks the CUDA and ROCm devices (and partitions) this process cannot use
-/// (visible = false) and numbers the others as the runtime will
-/// (runtime_index), following the rules of docs/environment.md. Devices of
-/// other backends are left alone. Problems with the variables become
-/// invalid_value / unsupported / degraded warnings appended to `warnings`.
-void resolve_visibility(std::vector<DeviceProfile>& devices, const VisibilityInputs& inputs,
-                        std::vector<Warning>& warnings);
 
 }  // namespace hwaccel

@@ -6,10 +6,8 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-export module hwaccel.detect:gaudi;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:gaudi;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

@@ -4,10 +4,8 @@ module;
 #include <cstdint>
 #include <optional>
 #include <string_view>
-export module hwaccel.detect:groq;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:groq;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

@@ -3,10 +3,8 @@ module;
 #include <cstdint>
 #include <optional>
 #include <string_view>
-export module hwaccel.detect:intel_npu;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:intel_npu;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

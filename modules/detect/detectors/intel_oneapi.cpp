@@ -13,7 +13,7 @@ module;
 #include <string_view>
 #include <utility>
 #include <vector>
-module hwaccel.detect;
+module hwaccel.detectors;
 
 namespace hwaccel {
 namespace parsers {

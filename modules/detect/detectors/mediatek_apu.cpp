@@ -6,7 +6,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
-module hwaccel.detect;
+module hwaccel.detectors;
 
 namespace hwaccel {
 namespace {

@@ -3,10 +3,8 @@ module;
 #include <cstdint>
 #include <optional>
 #include <string_view>
-export module hwaccel.detect:network;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:network;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

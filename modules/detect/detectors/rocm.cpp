@@ -17,7 +17,7 @@ module;
 #include <tuple>
 #include <utility>
 #include <vector>
-module hwaccel.detect;
+module hwaccel.detectors;
 
 namespace hwaccel {
 namespace parsers {

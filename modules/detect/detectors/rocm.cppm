@@ -8,10 +8,8 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-export module hwaccel.detect:rocm;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:rocm;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

@@ -17,7 +17,7 @@ module;
 #include <simdjson.h>
 
 #include "json_input.hpp"
-module hwaccel.detect;
+module hwaccel.detectors;
 
 namespace hwaccel::parsers {
 

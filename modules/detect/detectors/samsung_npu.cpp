@@ -7,7 +7,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
-module hwaccel.detect;
+module hwaccel.detectors;
 
 namespace hwaccel {
 namespace {

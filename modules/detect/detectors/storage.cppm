@@ -9,10 +9,8 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-export module hwaccel.detect:storage;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:storage;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

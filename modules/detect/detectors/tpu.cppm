@@ -7,10 +7,8 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-export module hwaccel.detect:tpu;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:tpu;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 

@@ -7,10 +7,8 @@ module;
 #include <string>
 #include <string_view>
 #include <vector>
-export module hwaccel.detect:vulkan;
-import hwaccel.hardware;
-import :system;
-import :support;
+export module hwaccel.detectors:vulkan;
+import hwaccel.detect;
 
 export namespace hwaccel::parsers {
 
@@ -64,16 +62,5 @@ export namespace hwaccel {
 
 extern const Detector vulkan_detector;
 
-/// Folds each Vulkan device that is the same GPU as a device of a native
-/// backend (CUDA, ROCm, oneAPI, Apple) into that device, as properties
-/// (vulkan_api_version, vulkan_driver, vulkan_device_index), instead of
-/// listing it twice. The same GPU is found by PCI bus id; failing that by
-/// PCI vendor and device id when each side has one such device; failing that
-/// by UUID. Other Vulkan devices stay and are renumbered.
-void merge_vulkan_devices(Inventory& inventory, const System& system);
-
-/// Without vulkaninfo, warns about GPUs that have a /dev/dri render node but
-/// that no backend reported (they would only have been seen through Vulkan).
-void warn_unreported_render_nodes(Inventory& inventory, const System& system);
 
 }  // namespace hwaccel

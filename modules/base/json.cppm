@@ -5,7 +5,7 @@ module;
 #include <optional>
 #include <string>
 #include <string_view>
-export module hwaccel.hardware:json;
+export module hwaccel.base:json;
 
 export namespace hwaccel::json {
 

@@ -9,7 +9,7 @@ module;
 #include <system_error>
 #include <type_traits>
 #include <vector>
-export module hwaccel.hardware:text;
+export module hwaccel.base:text;
 
 export namespace hwaccel::text {
 

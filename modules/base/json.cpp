@@ -9,7 +9,7 @@ module;
 #include <cstring>
 #include <string>
 #include <string_view>
-module hwaccel.hardware;
+module hwaccel.base;
 
 namespace hwaccel::json {
 namespace {

@@ -15,6 +15,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.detect;
+import hwaccel.detectors;
 
 namespace hwaccel {
 namespace {

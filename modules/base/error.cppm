@@ -5,7 +5,7 @@ module;
 #include <string>
 #include <string_view>
 #include <tl/expected.hpp>
-export module hwaccel.hardware:error;
+export module hwaccel.base:error;
 
 export namespace hwaccel {
 

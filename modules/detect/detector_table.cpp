@@ -1,8 +1,10 @@
-// The registration table, generated from the `detectors` list in meson.build.
+// The registration table, generated from the `detectors` list in
+// modules/detect/detectors/meson.build.
 module;
 #include <array>
 #include <span>
 module hwaccel.detect;
+import hwaccel.detectors;
 
 namespace hwaccel {
 namespace {

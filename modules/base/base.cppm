@@ -1,0 +1,7 @@
+// hwaccel.base: what every other module is written with: errors as values,
+// string_view text primitives, the canonical JSON writer and whole-file reads.
+export module hwaccel.base;
+export import :error;
+export import :text;
+export import :json;
+export import :file;

@@ -1,0 +1,71 @@
+// What the telemetry module's implementation units share: the readers of each
+// source, behind collect_telemetry(). Module-internal (not exported).
+module;
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+module hwaccel.telemetry:internals;
+import hwaccel.telemetry;
+import hwaccel.detectors;
+
+namespace hwaccel::telemetry_detail {
+
+struct NvidiaRun {
+  std::vector<NvidiaTelemetryRow> rows;
+  std::vector<std::string> problems;
+  std::optional<Error> failure;
+};
+/// The telemetry query, retried without the fields an older driver rejects.
+NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeout);
+
+/// `nvidia-smi -q` (what the detector runs; slow, so through
+/// options.slow_tools when set): the GPUs with their MIG devices' memory.
+Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options);
+
+/// `nvidia-smi nvlink -e`; not_captured (a fixture without it) is no data, not an error.
+Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,
+                                                        std::vector<std::string>& problems);
+
+/// amdgpu's sysfs and hwmon files of one device (by its PCI address).
+DeviceTelemetry read_amd(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);
+
+/// xe/i915 hwmon and GT frequency of one device (by its PCI address).
+DeviceTelemetry read_intel(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);
+
+/// The Neuron driver's sysfs counters of one device (by its index).
+DeviceTelemetry read_neuron(const DeviceProfile& device, const System& system, std::vector<std::string>& problems);
+
+/// One tool-backed source's result: telemetry by registry position, what
+/// could not be read, and whether the source failed outright.
+struct ToolSourceRun {
+  std::vector<std::pair<std::size_t, DeviceTelemetry>> found;
+  std::vector<std::string> problems;
+  std::vector<Warning> warnings;
+  bool failed = false;
+};
+
+/// hl-smi's CSV query (with ECC counters), else the detector's query, else
+/// the default table, for the registry's Gaudi devices at `positions`.
+ToolSourceRun read_gaudi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                         const System& system, const TelemetryOptions& options);
+
+/// tpu-info's usage table (through options.slow_tools when set).
+ToolSourceRun read_tpu(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                       const System& system, const TelemetryOptions& options);
+
+/// The bare `xpu-smi` table for Intel GPUs: busy ratio, memory in use,
+/// temperature, power draw and cap, which the xe/i915 hwmon lacks in part.
+ToolSourceRun read_xpu_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                           const System& system, const TelemetryOptions& options);
+
+/// `rocm-smi -a --json` for AMD GPUs whose sysfs gave no value at all.
+ToolSourceRun read_rocm_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
+                            const System& system, const TelemetryOptions& options);
+
+/// /proc/loadavg and /proc/meminfo.
+HostTelemetry read_host(const System& system);
+
+}  // namespace hwaccel::telemetry_detail
