@@ -23,11 +23,6 @@ constexpr std::optional<Enum> enum_of(const std::array<std::string_view, N>& nam
   return std::nullopt;
 }
 
-constexpr std::array<std::string_view, backend_count> backend_names = {
-    "cpu",    "cuda",         "rocm",     "apple",    "vulkan",    "intel_npu",
-    "amd_xdna", "tpu",        "gaudi",    "aws_neuron", "intel_oneapi", "qualcomm",
-    "cerebras", "graphcore",  "groq",     "samsung_npu", "mediatek_apu",
-};
 constexpr std::array<std::string_view, 5> family_names = {"cpu", "gpu", "npu", "tpu", "asic"};
 constexpr std::array<std::string_view, 3> memory_kind_names = {"dedicated", "unified", "carve_out"};
 constexpr std::array<std::string_view, 8> link_kind_names = {
@@ -60,8 +55,15 @@ constexpr bool parse_hex_field(std::string_view s, std::uint32_t max, std::uint3
 
 }  // namespace
 
-std::string_view to_string(Backend b) noexcept { return name_of(backend_names, b); }
-std::optional<Backend> parse_backend(std::string_view s) noexcept { return enum_of<Backend>(backend_names, s); }
+std::string_view to_string(Backend b) noexcept {
+  const auto i = static_cast<std::size_t>(b);
+  return i < backend_count ? backend_table[i].second : std::string_view{"unknown"};
+}
+std::optional<Backend> parse_backend(std::string_view s) noexcept {
+  for (const auto& [backend, name] : backend_table)
+    if (name == s) return backend;
+  return std::nullopt;
+}
 std::string_view to_string(Family f) noexcept { return name_of(family_names, f); }
 std::optional<Family> parse_family(std::string_view s) noexcept { return enum_of<Family>(family_names, s); }
 std::string_view to_string(MemoryKind k) noexcept { return name_of(memory_kind_names, k); }

@@ -5,10 +5,12 @@ module;
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 export module hwaccel.hardware:device;
 
@@ -36,16 +38,42 @@ enum class Backend : std::uint8_t {
   mediatek_apu,
 };
 
-inline constexpr std::size_t backend_count = 17;
+/// Every backend with its snake_case name (JSON, the command line,
+/// HWACCEL_BACKENDS), in canonical order: the one list of them.
+inline constexpr std::pair<Backend, std::string_view> backend_table[] = {
+    {Backend::cpu, "cpu"},
+    {Backend::cuda, "cuda"},
+    {Backend::rocm, "rocm"},
+    {Backend::apple, "apple"},
+    {Backend::vulkan, "vulkan"},
+    {Backend::intel_npu, "intel_npu"},
+    {Backend::amd_xdna, "amd_xdna"},
+    {Backend::tpu, "tpu"},
+    {Backend::gaudi, "gaudi"},
+    {Backend::aws_neuron, "aws_neuron"},
+    {Backend::intel_oneapi, "intel_oneapi"},
+    {Backend::qualcomm, "qualcomm"},
+    {Backend::cerebras, "cerebras"},
+    {Backend::graphcore, "graphcore"},
+    {Backend::groq, "groq"},
+    {Backend::samsung_npu, "samsung_npu"},
+    {Backend::mediatek_apu, "mediatek_apu"},
+};
+
+inline constexpr std::size_t backend_count = std::size(backend_table);
 
 /// Every backend, in canonical order.
-inline constexpr std::array<Backend, backend_count> all_backends = {
-    Backend::cpu,        Backend::cuda,      Backend::rocm,         Backend::apple,
-    Backend::vulkan,     Backend::intel_npu, Backend::amd_xdna,     Backend::tpu,
-    Backend::gaudi,      Backend::aws_neuron, Backend::intel_oneapi, Backend::qualcomm,
-    Backend::cerebras,   Backend::graphcore, Backend::groq,         Backend::samsung_npu,
-    Backend::mediatek_apu,
-};
+inline constexpr std::array<Backend, backend_count> all_backends = [] {
+  std::array<Backend, backend_count> out{};
+  for (std::size_t i = 0; i < backend_count; ++i) out[i] = backend_table[i].first;
+  return out;
+}();
+
+static_assert([] {
+  for (std::size_t i = 0; i < backend_count; ++i)
+    if (static_cast<std::size_t>(backend_table[i].first) != i) return false;
+  return static_cast<std::size_t>(Backend::mediatek_apu) + 1 == backend_count;
+}(), "backend_table lists every Backend once, in the enum's order");
 
 /// snake_case name used in JSON, on the command line and in HWACCEL_BACKENDS.
 std::string_view to_string(Backend backend) noexcept;

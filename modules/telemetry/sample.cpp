@@ -1,6 +1,9 @@
 // Sampling: each backend's reader over the registry's devices, and the
 // collector that long-running exporters share.
 module;
+#include <array>
+#include <iterator>
+#include <span>
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -181,7 +184,7 @@ void sample_intel(const AcceleratorRegistry& registry, const System& system, con
     if (has_values(t) || t.power_limit_watts) found.emplace_back(i, std::move(t));
 }
 
-void sample_neuron(const AcceleratorRegistry& registry, const System& system,
+void sample_neuron(const AcceleratorRegistry& registry, const System& system, const TelemetryOptions&,
                    std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
   const auto devices = registry.devices();
   std::vector<std::string> problems;
@@ -192,7 +195,38 @@ void sample_neuron(const AcceleratorRegistry& registry, const System& system,
   add_problems(sample, "aws_neuron", problems);
 }
 
+void sample_gaudi(const AcceleratorRegistry& registry, const System& system, const TelemetryOptions& options,
+                  std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
+  if (const auto gaudi = positions_of(registry, Backend::gaudi); !gaudi.empty())
+    take(telemetry_detail::read_gaudi(registry, gaudi, system, options), "gaudi", found, sample);
+}
+
+void sample_tpu(const AcceleratorRegistry& registry, const System& system, const TelemetryOptions& options,
+                std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
+  if (const auto tpus = positions_of(registry, Backend::tpu); !tpus.empty())
+    take(telemetry_detail::read_tpu(registry, tpus, system, options), "tpu", found, sample);
+}
+
+// The telemetry source of each backend that has one (what its detector's row
+// names in BackendFacts::telemetry), in the order their warnings come.
+struct Source {
+  Backend backend;
+  void (*sample)(const AcceleratorRegistry&, const System&, const TelemetryOptions&,
+                 std::vector<std::pair<std::size_t, DeviceTelemetry>>&, TelemetrySample&);
+};
+constexpr Source sources[] = {
+    {Backend::cuda, &sample_nvidia},        {Backend::rocm, &sample_amd}, {Backend::intel_oneapi, &sample_intel},
+    {Backend::aws_neuron, &sample_neuron}, {Backend::gaudi, &sample_gaudi}, {Backend::tpu, &sample_tpu},
+};
+constexpr std::array<Backend, std::size(sources)> source_backends = [] {
+  std::array<Backend, std::size(sources)> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = sources[i].backend;
+  return out;
+}();
+
 }  // namespace
+
+std::span<const Backend> telemetry_backends() noexcept { return source_backends; }
 
 TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const System& system,
                                  const TelemetryOptions& options) {
@@ -200,14 +234,7 @@ TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const Syst
   TelemetrySample sample;
   sample.taken_at = options.clock ? options.clock() : std::chrono::system_clock::now();
   std::vector<std::pair<std::size_t, DeviceTelemetry>> found;
-  sample_nvidia(registry, system, options, found, sample);
-  sample_amd(registry, system, options, found, sample);
-  sample_intel(registry, system, options, found, sample);
-  sample_neuron(registry, system, found, sample);
-  if (const auto gaudi = positions_of(registry, Backend::gaudi); !gaudi.empty())
-    take(telemetry_detail::read_gaudi(registry, gaudi, system, options), "gaudi", found, sample);
-  if (const auto tpus = positions_of(registry, Backend::tpu); !tpus.empty())
-    take(telemetry_detail::read_tpu(registry, tpus, system, options), "tpu", found, sample);
+  for (const Source& source : sources) source.sample(registry, system, options, found, sample);
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [index, telemetry] : found) sample.devices.push_back(std::move(telemetry));
   sample.host = telemetry_detail::read_host(system);

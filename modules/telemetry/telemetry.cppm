@@ -11,6 +11,7 @@ module;
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -167,6 +168,10 @@ struct TelemetryOptions {
   /// one); without it they run on every sample.
   std::shared_ptr<SlowToolCache> slow_tools;
 };
+
+/// The backends whose devices have telemetry, in the order it is read: those
+/// whose detector rows name a source (BackendFacts::telemetry).
+std::span<const Backend> telemetry_backends() noexcept;
 
 /// Reads the telemetry of the registry's devices through `system` (the
 /// machine the registry was detected on, or a fixture). Never throws and
