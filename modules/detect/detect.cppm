@@ -5,6 +5,8 @@
 // (detectors/), which only the library and its tests import.
 module;
 #include <span>
+#include <string_view>
+#include <vector>
 export module hwaccel.detect;
 export import hwaccel.hardware;
 export import :system;
@@ -22,6 +24,21 @@ export namespace hwaccel {
 /// The registration table: every detector and host probe, in canonical order.
 /// Generated from the `detectors` list of modules/detect/detectors/meson.build.
 std::span<const Detector* const> detector_table() noexcept;
+
+/// The row of `backend`'s detector.
+const Detector& detector_for(Backend backend) noexcept;
+/// What is known about `backend` before detecting (BackendFacts).
+inline const BackendFacts& facts_of(Backend backend) noexcept { return detector_for(backend).facts; }
+
+/// Every backend's visibility variables, each once, in table order: what the
+/// environment probe records (Environment::visible_devices_env).
+std::span<const std::string_view> device_selection_variables() noexcept;
+
+/// The backends whose devices can have `family`: those of that default
+/// family and those that name it among their other families (Apple reports
+/// its Neural Engine beside its GPU), in canonical order. Every backend
+/// belongs to at least one family.
+std::span<const Backend> backends_of(Family family) noexcept;
 
 /// Runs the detectors `options` selects against `system`. Detectors that may
 /// wait on a tool run on their own threads, the others on the calling thread;

@@ -23,11 +23,55 @@ bool selected(const Detector& d, const DetectOptions& options) {
 
 // A detector whose tools are all absent cannot block on a process: running it
 // inline saves a thread start, which costs more than most sysfs probes.
-bool may_wait_on_tool(const Detector& d, const System& system) {
-  return !system.runs_instantly() && std::any_of(d.tools.begin(), d.tools.end(), [&](std::string_view tool) {
-           return system.find_tool(tool).has_value();
-         });
+bool may_wait_on_tool(const Detector& d, const System& system, bool tools_looked_for) {
+  return tools_looked_for && !system.runs_instantly() &&
+         std::any_of(d.tools.begin(), d.tools.end(), [&](std::string_view tool) { return system.find_tool(tool).has_value(); });
 }
+
+// The machine as a detector whose backend leaves no trace in the kernel sees
+// it: its own tools are not looked for (looks_for_tools), everything else
+// goes through.
+class WithoutTools final : public System {
+ public:
+  WithoutTools(const System& inner, const Detector& detector, const DetectOptions& diagnostics) noexcept
+      : inner_(inner), detector_(detector), diagnostics_(diagnostics) {}
+
+  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
+    return inner_.read_file(path, max_bytes);
+  }
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override { return inner_.list_dir(path); }
+  Result<std::string> read_link(std::string_view path) const override { return inner_.read_link(path); }
+  Result<FileStatus> status(std::string_view path, bool follow_symlinks) const override {
+    return inner_.status(path, follow_symlinks);
+  }
+  std::optional<std::string> env(std::string_view name) const override { return inner_.env(name); }
+  ProcessIdentity identity() const override { return inner_.identity(); }
+  std::optional<std::string> find_tool(std::string_view name) const override {
+    if (!own(name)) return inner_.find_tool(name);
+    if (diagnostics_.wants(LogLevel::debug))
+      diagnostics_.report(DiagnosticEvent{LogLevel::debug, "find_tool", detector_.name, std::string(name),
+                                        "not looked for: no trace of its devices in /sys/module, /dev or PCI", {}, -1,
+                                        std::chrono::microseconds{-1}});
+    return std::nullopt;
+  }
+  Result<ToolResult> run(const ToolRequest& request) const override {
+    if (!request.argv.empty() && own(request.argv[0]))
+      return fail(ErrorKind::tool_not_found,
+                  text::cat(request.argv[0], " was not looked for: no trace of ", detector_.name, " devices in the kernel"));
+    return inner_.run(request);
+  }
+  bool runs_instantly() const noexcept override { return inner_.runs_instantly(); }
+  bool reads_from_memory() const noexcept override { return inner_.reads_from_memory(); }
+
+ private:
+  bool own(std::string_view tool) const noexcept {
+    return std::find(detector_.tools.begin(), detector_.tools.end(), tool) != detector_.tools.end();
+  }
+
+  const System& inner_;
+  const Detector& detector_;
+  const DetectOptions& diagnostics_;
+};
 
 struct Slot {
   DetectorOutput output;
@@ -139,16 +183,20 @@ DetectorOutput stopped_output(const DetectContext& ctx, std::string_view detecto
   return out;
 }
 
-void run_one(const Detector& d, const System& system, const DetectOptions& options, Slot& slot) {
+void run_one(const Detector& d, const System& machine, const DetectOptions& options, bool tools_looked_for, Slot& slot) {
   const auto start = Clock::now();
   // Reads are reported at trace and tool runs at debug: below debug, the
-  // detector reads the machine directly.
+  // detector reads the machine directly. The observer sits under the tool
+  // filter, so a tool that is not looked for is reported once, with why.
   std::optional<ObservingSystem> observed;
-  if (options.wants(LogLevel::debug)) observed.emplace(system, options, d.name);
-  const System& seen = observed ? static_cast<const System&>(*observed) : system;
+  if (options.wants(LogLevel::debug)) observed.emplace(machine, options, d.name);
+  const System& seen = observed ? static_cast<const System&>(*observed) : machine;
+  std::optional<WithoutTools> without_tools;
+  if (!tools_looked_for) without_tools.emplace(seen, d, options);
+  const System& system = without_tools ? static_cast<const System&>(*without_tools) : seen;
   if (options.wants(LogLevel::debug))
     options.report(DiagnosticEvent{LogLevel::debug, "detector_start", d.name, {}, {}, {}, -1, std::chrono::microseconds{-1}});
-  DetectContext ctx(seen, options, d.name);
+  DetectContext ctx(system, options, d.name);
   try {
     slot.output = d.detect(ctx);
   } catch (const std::exception& e) {
@@ -186,16 +234,24 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
   std::vector<Slot> slots(table.size());
   std::vector<std::jthread> threads;
 
+  // The kernel's traces decide whose tools are looked for; read only when a
+  // selected backend has tools.
+  const bool any_tools = std::any_of(table.begin(), table.end(), [&](const Detector* d) {
+    return selected(*d, options) && d->backend && !d->tools.empty();
+  }) && !options.all_tools;
+  const KernelTraces traces = any_tools ? read_kernel_traces(system) : KernelTraces{};
   std::vector<std::size_t> inline_ones;
+  std::vector<char> tools_looked_for(table.size(), 1);
   for (std::size_t i = 0; i < table.size(); ++i) {
     const Detector& d = *table[i];
     if (!selected(d, options)) continue;
-    if (may_wait_on_tool(d, system))
-      threads.emplace_back([&, i] { run_one(*table[i], system, options, slots[i]); });
+    tools_looked_for[i] = looks_for_tools(d, traces, options);
+    if (may_wait_on_tool(d, system, tools_looked_for[i]))
+      threads.emplace_back([&, i] { run_one(*table[i], system, options, tools_looked_for[i], slots[i]); });
     else
       inline_ones.push_back(i);
   }
-  for (std::size_t i : inline_ones) run_one(*table[i], system, options, slots[i]);
+  for (std::size_t i : inline_ones) run_one(*table[i], system, options, tools_looked_for[i], slots[i]);
   threads.clear();  // joins
 
   // Merge in table order, whatever order the threads finished in.

@@ -463,4 +463,18 @@ std::vector<PciAddress> pci_functions_of_driver(const System& sys, std::string_v
   return out;
 }
 
+std::vector<std::string> render_nodes_of(const System& system, const PciAddress& address) {
+  std::vector<std::string> nodes;
+  for (const auto& name : list_names(system, text::cat("/sys/bus/pci/devices/", address.to_string(), "/drm")))
+    if (name.starts_with("renderD")) nodes.push_back(text::cat("/dev/dri/", name));
+  return nodes;
+}
+
+std::vector<std::string> accel_nodes_of(const System& system, const PciAddress& address) {
+  std::vector<std::string> nodes;
+  for (const auto& name : list_names(system, text::cat("/sys/bus/pci/devices/", address.to_string(), "/accel")))
+    if (name.starts_with("accel")) nodes.push_back(text::cat("/dev/accel/", name));
+  return nodes;
+}
+
 }  // namespace hwaccel

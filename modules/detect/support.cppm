@@ -55,6 +55,10 @@ struct DetectOptions {
   bool system_probes = true;
   std::chrono::milliseconds tool_timeout = default_tool_timeout;
   std::size_t tool_output_cap = default_output_cap;
+  /// Look for every selected backend's tools, whatever the kernel shows of
+  /// its devices (looks_for_tools): for tools that answer for devices the
+  /// kernel does not show, such as test doubles on a machine without them.
+  bool all_tools = false;
   /// Where diagnostic events go; none when empty (the default: detection then
   /// makes no event at all), and only those at `log_level` or above.
   std::shared_ptr<const DiagnosticSink> sink;
@@ -186,15 +190,147 @@ class ToolViewWalk {
 /// The warning kind that describes a failed System call.
 WarningKind warning_kind_for(ErrorKind kind) noexcept;
 
-/// A detector of the registration table.
+/// A kind of PCI function a backend's driver binds.
+struct PciKind {
+  std::uint16_t vendor = 0;  ///< PCI-SIG vendor id
+  /// Base class and subclass ("0x0302", a 3D controller); 0 for any class.
+  std::uint16_t class_prefix = 0;
+  /// What such a device is called in messages ("NVIDIA GPU").
+  std::string_view what;
+};
+
+/// The package that installs a vendor tool.
+struct ToolPackage {
+  std::string_view tool;
+  std::string_view package;
+};
+
+/// A variable a backend's runtimes read to choose devices (docs/environment.md).
+struct VisibilityVariable {
+  enum class Role : std::uint8_t {
+    selects,    ///< lists the devices to use, by index or id; empty or -1 leaves none
+    container,  ///< read by a container runtime when the container starts, not by the runtime
+    order,      ///< how the runtime numbers its devices (CUDA_DEVICE_ORDER)
+    cores,      ///< lists cores, not devices (NEURON_RT_VISIBLE_CORES)
+    other,      ///< a count, a filter language or a mask of its own
+  };
+  std::string_view name;
+  Role role = Role::other;
+};
+
+/// What is known about a backend before anything is detected: the kernel's
+/// traces of its devices, how its runtimes choose them, what serves models on
+/// them and where their telemetry comes from. A backend's identity (its name
+/// and default family) is hwaccel.hardware's; everything about finding and
+/// using its devices is here, in its detector's row, and the doctor, the
+/// watcher, the merge pass, lazy registries and the planners read it from the
+/// table instead of keeping lists of their own (docs/adding-a-backend.md).
+struct BackendFacts {
+  /// Families its devices can have besides default_family(backend): Apple's
+  /// backend reports its Neural Engine (npu) beside its GPU.
+  std::span<const Family> other_families;
+  /// PCI drivers that bind its devices (the sysfs `driver` link's name).
+  std::span<const std::string_view> drivers;
+  /// Kernel modules whose load or unload concerns it besides its drivers
+  /// (nvidia_uvm, nvidia_drm...).
+  std::span<const std::string_view> modules;
+  /// PCI functions its drivers bind.
+  std::span<const PciKind> pci;
+  /// Names (or name prefixes) of the /dev entries of its bound devices:
+  /// "nvidia" matches /dev/nvidia0 and /dev/nvidiactl.
+  std::span<const std::string_view> device_nodes;
+  /// Its devices register in the compute-accelerator class (/sys/class/accel, /dev/accel/accelN).
+  bool accel_class = false;
+  /// How to get its driver loaded, for a PCI function bound to none (doctor).
+  std::string_view driver_remedy;
+  /// Who makes its devices ("NVIDIA"), in messages.
+  std::string_view vendor;
+  /// The variables its runtimes read to choose devices; the first that
+  /// selects devices is the one a launch sets.
+  std::span<const VisibilityVariable> visibility_variables;
+  /// Inference runtimes that serve models on its devices: "vllm", "sglang",
+  /// "tensorrt-llm", "llama.cpp", "mlx", "optimum-habana", ...
+  std::span<const std::string_view> runtimes;
+  /// How to give a container its devices, for a device whose /dev node a container lacks (doctor).
+  std::string_view container_remedy;
+  /// What to do when the driver is bound but a device node is missing (doctor).
+  std::string_view missing_node_remedy = "reload the driver, or check its udev rules";
+  /// The package to install for each of its tools, for a device read without its tool (doctor).
+  std::span<const ToolPackage> tool_packages;
+  /// The /dev nodes a PCI function bound to its driver must have, for the
+  /// doctor's checks of existence and permissions; null for none.
+  std::vector<std::string> (*device_nodes_of)(const System& system, const PciAddress& address) = nullptr;
+  /// Where `hwaccel metrics` reads its devices' telemetry; empty for none.
+  std::string_view telemetry;
+  /// Its GPUs are Vulkan devices too, and the merge pass folds the Vulkan entry into its own.
+  bool merges_with_vulkan = false;
+
+  /// Whether its runtimes include `runtime`.
+  bool served_by(std::string_view runtime) const noexcept {
+    for (const auto r : runtimes)
+      if (r == runtime) return true;
+    return false;
+  }
+  /// The variable a launch on its devices sets to their indices; empty when none does.
+  std::string_view launch_variable() const noexcept {
+    for (const auto& v : visibility_variables)
+      if (v.role == VisibilityVariable::Role::selects) return v.name;
+    return {};
+  }
+  /// Whether `name` is one of its drivers or modules.
+  bool uses_module(std::string_view name) const noexcept {
+    for (const auto m : drivers)
+      if (m == name) return true;
+    for (const auto m : modules)
+      if (m == name) return true;
+    return false;
+  }
+};
+
+/// A detector of the registration table: one row per backend and host probe.
 struct Detector {
   std::string_view name;           ///< backend or probe name
   std::optional<Backend> backend;  ///< empty for host probes
   /// Tools the detector may run; a detector whose tools are all absent runs
-  /// on the calling thread, one that may wait on a tool gets its own.
+  /// on the calling thread, one that may wait on a tool gets its own. On
+  /// Linux, the tools of a backend whose devices leave no trace in the kernel
+  /// (facts: a loaded driver or module, a /dev node, a PCI function of its
+  /// vendors) are not looked for (the orchestrator's evidence pass).
   std::span<const std::string_view> tools;
   DetectorOutput (*detect)(const DetectContext&);
+  BackendFacts facts = {};
+  /// Its tools are looked for whatever the kernel shows: devices it reports
+  /// leave no trace in /dev, /sys/module or PCI (Vulkan's software devices,
+  /// a remote TPU runtime's).
+  bool tools_without_evidence = false;
 };
+
+/// What the kernel shows of a machine's accelerators, read once per detection:
+/// its modules (/sys/module: loaded and built in), the entries of /dev and
+/// the PCI vendors (/proc/bus/pci/devices, else /sys/bus/pci/devices).
+struct KernelTraces {
+  /// At least one of the places could be read: a Linux machine (or a
+  /// capture of one). When none can (macOS, a fixture of tool outputs
+  /// alone), nothing can be concluded from a trace's absence.
+  bool readable = false;
+  std::vector<std::string> modules;      ///< sorted
+  std::vector<std::string> dev_entries;  ///< sorted
+  std::vector<std::uint16_t> pci_vendors;  ///< sorted, unique
+
+  /// Whether any trace of a backend with these facts is here: one of its
+  /// drivers or modules, one of its /dev entries, a function of one of its
+  /// PCI vendors, or (for the compute-accelerator class) /dev/accel.
+  bool show(const BackendFacts& facts) const;
+};
+
+/// Reads the traces through `system`.
+KernelTraces read_kernel_traces(const System& system);
+
+/// Whether a detection looks for `detector`'s tools: on a machine whose
+/// traces are readable, only where they show its backend (a tool on PATH
+/// whose devices the kernel does not know answers nothing, and looking for
+/// it costs a stat per PATH folder), unless the row asks otherwise.
+bool looks_for_tools(const Detector& detector, const KernelTraces& traces, const DetectOptions& options);
 
 // --- shared readers ---------------------------------------------------------
 
@@ -296,6 +432,11 @@ PciFunction describe_accel_function(const DetectContext& ctx, DetectorOutput& ou
 /// Reads the PCI function whose sysfs folder is `dir`: /sys/bus/pci/devices/<address>,
 /// or a DRM card's `device` folder (which some snapshots hold as a plain folder).
 PciFunction read_pci_function_at(const System& system, const std::string& dir, const PciAddress& address);
+
+/// The /dev/dri render nodes of a DRM PCI function (from its sysfs drm/ folder).
+std::vector<std::string> render_nodes_of(const System& system, const PciAddress& address);
+/// The /dev/accel nodes of a compute-accelerator PCI function (from its sysfs accel/ folder).
+std::vector<std::string> accel_nodes_of(const System& system, const PciAddress& address);
 
 /// One line of /proc/bus/pci/devices: a PCI function, its ids and its bound driver.
 /// The kernel prints no PCI domain there.

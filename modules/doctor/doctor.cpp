@@ -18,51 +18,21 @@ module hwaccel.doctor;
 namespace hwaccel {
 namespace {
 
-// PCI functions of accelerators, by vendor and class, with the drivers that
-// make them usable. Classes: 0x0300 VGA, 0x0302 3D, 0x0380 other display,
-// 0x1200 processing accelerator, 0x1180 signal processing (AMD's NPU).
+// The accelerator a PCI function is, by the detector table's PCI kinds that
+// name a vendor and a class (BackendFacts::pci; a kind of any class only
+// says whose a vendor's functions may be, which is no doctor's finding).
 struct KnownAccelerator {
-  std::uint16_t vendor;
-  std::uint16_t class_prefix;  // class_code >> 8
-  std::string_view backend;
-  std::string_view what;
-  std::vector<std::string_view> drivers;
-  std::string_view driver_remedy;
+  Backend backend;
+  const PciKind* kind;
 };
 
-const std::vector<KnownAccelerator>& known_accelerators() {
-  static const std::vector<KnownAccelerator> table = [] {
-    const std::string_view nvidia = "load NVIDIA's kernel driver (sudo modprobe nvidia), or install the driver for this GPU";
-    const std::string_view amd = "load amdgpu (sudo modprobe amdgpu), or install the amdgpu-dkms package of ROCm";
-    const std::string_view intel = "load the i915 or xe driver (sudo modprobe xe), or install a kernel that supports this GPU";
-    return std::vector<KnownAccelerator>{
-        {0x10de, 0x0300, "cuda", "NVIDIA GPU", {"nvidia"}, nvidia},
-        {0x10de, 0x0302, "cuda", "NVIDIA GPU", {"nvidia"}, nvidia},
-        {0x1002, 0x0300, "rocm", "AMD GPU", {"amdgpu"}, amd},
-        {0x1002, 0x0302, "rocm", "AMD GPU", {"amdgpu"}, amd},
-        {0x1002, 0x0380, "rocm", "AMD GPU", {"amdgpu"}, amd},
-        {0x1002, 0x1200, "rocm", "AMD Instinct accelerator", {"amdgpu"}, amd},
-        {0x8086, 0x0300, "intel_oneapi", "Intel GPU", {"i915", "xe"}, intel},
-        {0x8086, 0x0380, "intel_oneapi", "Intel GPU", {"i915", "xe"}, intel},
-        {0x8086, 0x1200, "intel_npu", "Intel NPU", {"intel_vpu"},
-         "load intel_vpu (sudo modprobe intel_vpu), or install a kernel of 6.3 or later"},
-        {0x1da3, 0x1200, "gaudi", "Intel Gaudi accelerator", {"habanalabs"},
-         "load habanalabs (sudo modprobe habanalabs), or install the Gaudi software's driver"},
-        {0x17cb, 0x1200, "qualcomm", "Qualcomm Cloud AI 100", {"qaic"},
-         "load qaic (sudo modprobe qaic), or install a kernel of 6.4 or later"},
-        {0x1022, 0x1180, "amd_xdna", "AMD NPU (XDNA)", {"amdxdna"},
-         "load amdxdna (sudo modprobe amdxdna), or install a kernel of 6.14 or later"},
-    };
-  }();
-  return table;
-}
-
-const KnownAccelerator* known_accelerator(const PciFunction& f) {
-  if (!f.vendor_id || !f.class_code) return nullptr;
+std::optional<KnownAccelerator> known_accelerator(const PciFunction& f) {
+  if (!f.vendor_id || !f.class_code) return std::nullopt;
   const auto prefix = static_cast<std::uint16_t>(*f.class_code >> 8);
-  for (const auto& k : known_accelerators())
-    if (k.vendor == *f.vendor_id && k.class_prefix == prefix) return &k;
-  return nullptr;
+  for (const Backend b : all_backends)
+    for (const PciKind& k : facts_of(b).pci)
+      if (k.class_prefix != 0 && k.vendor == *f.vendor_id && k.class_prefix == prefix) return KnownAccelerator{b, &k};
+  return std::nullopt;
 }
 
 // The events of one detection, kept for the checks.
@@ -103,9 +73,9 @@ class Checks {
     in_container_ = env && env->container;
     identity_ = system_.identity();
     check_pci_functions();
-    check_visibility("cuda", "CUDA_VISIBLE_DEVICES", "NVIDIA");
-    check_visibility("rocm", "HIP_VISIBLE_DEVICES", "AMD");
-    check_visibility("rocm", "ROCR_VISIBLE_DEVICES", "AMD");
+    for (const Backend b : all_backends)
+      for (const auto& v : facts_of(b).visibility_variables)
+        if (v.role == VisibilityVariable::Role::selects) check_visibility(b, v.name);
     for (const auto& d : report_.registry.devices())
       if (!d.visible)
         add({std::string(to_string(d.backend)), d.id, text::cat(d.name, " is hidden from this process by a visible-devices variable"),
@@ -155,55 +125,22 @@ class Checks {
   }
 
   // Device nodes a backend's device needs, by the PCI function's sysfs folder.
-  std::vector<std::string> nodes_for(std::string_view backend, const std::string& address) const {
-    std::vector<std::string> nodes;
-    const std::string dir = text::cat("/sys/bus/pci/devices/", address);
-    if (backend == "cuda") {
-      nodes.emplace_back("/dev/nvidiactl");
-      // The GPU's minor number, from the driver's own record of it.
-      if (const auto info = read_text(system_, text::cat("/proc/driver/nvidia/gpus/", address, "/information"))) {
-        const auto at = info->find("Device Minor:");
-        if (at != std::string::npos) {
-          std::string_view rest = std::string_view(*info).substr(at + 13);
-          if (const auto minor = text::parse_u64(text::trim(text::next_token(rest, '\n'))))
-            nodes.push_back(text::cat("/dev/nvidia", *minor));
-        }
-      }
-    } else if (backend == "rocm") {
-      nodes.emplace_back("/dev/kfd");
-    }
-    if (backend == "rocm" || backend == "intel_oneapi")
-      for (const auto& name : list_names(system_, dir + "/drm"))
-        if (name.starts_with("renderD")) nodes.push_back(text::cat("/dev/dri/", name));
-    if (backend == "gaudi" || backend == "intel_npu" || backend == "qualcomm" || backend == "amd_xdna")
-      for (const auto& name : list_names(system_, dir + "/accel"))
-        if (name.starts_with("accel")) nodes.push_back(text::cat("/dev/accel/", name));
-    return nodes;
-  }
-
-  static std::string_view container_remedy(std::string_view backend) {
-    if (backend == "cuda")
-      return "start the container with the GPUs (docker run --gpus all, with the NVIDIA Container Toolkit; in Kubernetes, "
-             "request nvidia.com/gpu)";
-    if (backend == "rocm") return "start the container with --device /dev/kfd --device /dev/dri (in Kubernetes, request amd.com/gpu)";
-    if (backend == "intel_oneapi") return "start the container with --device /dev/dri";
-    return "start the container with --device /dev/accel";
-  }
-
   void check_pci_functions() {
     for (const auto& name : list_names(system_, "/sys/bus/pci/devices")) {
       const auto address = pci_address_of_name(name);
       if (!address) continue;
       const PciFunction f = read_pci_function(system_, *address);
-      const KnownAccelerator* k = known_accelerator(f);
+      const auto k = known_accelerator(f);
       if (!k) continue;
+      const BackendFacts& facts = facts_of(k->backend);
       const std::string addr = address->to_string();
       const std::string path = text::cat("/sys/bus/pci/devices/", addr);
-      const std::string backend(k->backend);
+      const std::string backend(to_string(k->backend));
       pci_backends_.insert(backend);
-      const std::string what = text::cat(k->what, " ", addr, " (", pci_id_text(*f.vendor_id, f.device_id.value_or(0)), ")");
+      const std::string what =
+          text::cat(k->kind->what, " ", addr, " (", pci_id_text(*f.vendor_id, f.device_id.value_or(0)), ")");
       if (!f.driver) {
-        add({backend, addr, text::cat(what, " has no kernel driver bound to it"), std::string(k->driver_remedy), true,
+        add({backend, addr, text::cat(what, " has no kernel driver bound to it"), std::string(facts.driver_remedy), true,
              {{"path", path}, {"driver", "(none)"}}});
         continue;
       }
@@ -213,33 +150,34 @@ class Checks {
              true, {{"path", path}, {"driver", *f.driver}}});
         continue;
       }
-      if (std::find(k->drivers.begin(), k->drivers.end(), *f.driver) == k->drivers.end()) {
+      if (std::find(facts.drivers.begin(), facts.drivers.end(), *f.driver) == facts.drivers.end()) {
         add({backend, addr,
-             text::cat(what, " is bound to ", *f.driver, ", not to the driver its runtime needs (", k->drivers.front(), ")"),
-             std::string(k->driver_remedy), true, {{"path", path}, {"driver", *f.driver}}});
+             text::cat(what, " is bound to ", *f.driver, ", not to the driver its runtime needs (", facts.drivers.front(), ")"),
+             std::string(facts.driver_remedy), true, {{"path", path}, {"driver", *f.driver}}});
         continue;
       }
-      check_nodes(backend, addr, what);
+      check_nodes(k->backend, *address, what);
     }
   }
 
-  void check_nodes(const std::string& backend, const std::string& addr, const std::string& what) {
+  void check_nodes(Backend owner, const PciAddress& address, const std::string& what) {
     // A view of the machine without /dev (a fixture that never looked
     // there) cannot tell a missing node from one nobody recorded.
     if (!system_.status("/dev")) return;
-    for (const auto& node : nodes_for(backend, addr)) {
+    const BackendFacts& facts = facts_of(owner);
+    if (!facts.device_nodes_of) return;
+    const std::string backend(to_string(owner));
+    for (const auto& node : facts.device_nodes_of(system_, address)) {
       if (!checked_nodes_.insert(node).second) continue;  // /dev/nvidiactl serves every GPU
       const auto st = system_.status(node);
       if (!st) {
         if (in_container_)
           add({backend, node,
                text::cat(what, " is in this machine, but ", node, " is not: the container was started without its device nodes"),
-               std::string(container_remedy(backend)), true, {{"path", node}, {"container", "yes"}}});
+               std::string(facts.container_remedy), true, {{"path", node}, {"container", "yes"}}});
         else
           add({backend, node, text::cat(what, " has its driver, but ", node, " does not exist"),
-               backend == "cuda" ? "create the nodes (sudo nvidia-modprobe -u -c 0), or check the udev rules of the driver"
-                                 : "reload the driver, or check its udev rules",
-               true, {{"path", node}}});
+               std::string(facts.missing_node_remedy), true, {{"path", node}}});
         continue;
       }
       if (may_read_write(*st, identity_)) continue;
@@ -263,7 +201,9 @@ class Checks {
     }
   }
 
-  void check_visibility(std::string_view backend, std::string_view variable, std::string_view vendor) {
+  void check_visibility(Backend owner, std::string_view variable) {
+    const std::string backend(to_string(owner));
+    const std::string_view vendor = facts_of(owner).vendor;
     const auto value = system_.env(variable);
     if (!value) return;
     const std::string_view v = text::trim(*value);
@@ -293,15 +233,19 @@ class Checks {
 // A missing vendor tool while its device is bound: detection then reads only
 // sysfs. Not blocking: the device is reported, with less detail.
 void check_missing_tools(const std::vector<DiagnosticEvent>& events, DoctorReport& report) {
-  static const std::map<std::string_view, std::string_view> packages = {
-      {"nvidia-smi", "nvidia-utils (the release matching the driver)"},
-      {"rocm-smi", "rocm-smi-lib (ROCm)"},
-      {"hl-smi", "the Gaudi software's habanalabs-firmware-tools"},
-      {"xpu-smi", "Intel XPU Manager"},
+  // The package of a backend's tool (BackendFacts::tool_packages).
+  const auto package_of = [](std::string_view backend, std::string_view tool) -> std::optional<std::string_view> {
+    const auto b = parse_backend(backend);
+    if (!b) return std::nullopt;
+    for (const auto& p : facts_of(*b).tool_packages)
+      if (p.tool == tool) return p.package;
+    return std::nullopt;
   };
   std::set<std::string> seen;
   for (const auto& e : events) {
-    if (e.event != "find_tool" || e.outcome != "not found" || !packages.contains(e.subject)) continue;
+    if (e.event != "find_tool" || e.outcome != "not found") continue;
+    const auto package = package_of(e.backend, e.subject);
+    if (!package) continue;
     const std::string backend(e.backend);
     const bool has_device = std::any_of(report.registry.devices().begin(), report.registry.devices().end(),
                                         [&](const DeviceProfile& d) { return to_string(d.backend) == backend; });
@@ -309,7 +253,7 @@ void check_missing_tools(const std::vector<DiagnosticEvent>& events, DoctorRepor
     report.findings.push_back(DoctorFinding{backend, e.subject,
                                             text::cat(e.subject, " is not installed: ", backend,
                                                       " devices were read from sysfs alone, with less detail"),
-                                            text::cat("install ", packages.at(e.subject)), false,
+                                            text::cat("install ", *package), false,
                                             {{"tool", e.subject}, {"outcome", "not found on PATH"}}});
   }
 }

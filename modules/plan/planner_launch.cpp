@@ -21,20 +21,8 @@ import :internals;
 
 namespace hwaccel::planner_detail {
 
-std::string visible_devices_variable(Backend b) {
-  switch (b) {
-    case Backend::cuda: return "CUDA_VISIBLE_DEVICES";
-    case Backend::rocm: return "HIP_VISIBLE_DEVICES";
-    case Backend::gaudi: return "HABANA_VISIBLE_MODULES";
-    case Backend::tpu: return "TPU_VISIBLE_CHIPS";
-    default: return {};
-  }
-}
-
-bool vllm_backend(Backend b) {
-  return b == Backend::cuda || b == Backend::rocm || b == Backend::tpu || b == Backend::gaudi ||
-         b == Backend::aws_neuron || b == Backend::intel_oneapi;
-}
+// The variable a launch sets to the devices it uses (BackendFacts::launch_variable).
+std::string visible_devices_variable(Backend b) { return std::string(facts_of(b).launch_variable()); }
 
 // Flags pinned to the releases docs/planning.md names: vLLM 0.10, SGLang
 // 0.5, TensorRT-LLM 1.0, PyTorch 2 torchrun, LeaderWorkerSet v1 API.
@@ -345,7 +333,7 @@ LaunchHints launch_hints(const Fleet& f, const CostModel& c, const Layout& l, co
     }
     const QuantizationLevel q = plan.quantization;
     const bool serving_format = info(q).family != QuantizationFamily::gguf && plan.strategy.cpu_offload_layers == 0;
-    if (same_backend && vllm_backend(b) && serving_format && !several) {
+    if (same_backend && facts_of(b).served_by("vllm") && serving_format && !several) {
       std::string cmd = text::cat("vllm serve ", model_argument(m), " --tensor-parallel-size ", plan.strategy.tensor_parallel,
                                   " --pipeline-parallel-size ", plan.strategy.pipeline_parallel);
       if (plan.strategy.data_parallel > 1) cmd += text::cat(" --data-parallel-size ", plan.strategy.data_parallel);
@@ -362,13 +350,8 @@ LaunchHints launch_hints(const Fleet& f, const CostModel& c, const Layout& l, co
   const QuantizationLevel q = plan.quantization;
   const bool gguf_format = info(q).family == QuantizationFamily::gguf || q == QuantizationLevel::fp16 ||
                            q == QuantizationLevel::bf16 || q == QuantizationLevel::fp32;
-  // llama.cpp runs on CPUs and on CUDA, ROCm, Metal, Vulkan and SYCL GPUs.
   bool llama_cpp_devices = true;
-  for (const auto* d : gpus) {
-    const Backend b = d->profile->backend;
-    llama_cpp_devices &= b == Backend::cuda || b == Backend::rocm || b == Backend::apple || b == Backend::vulkan ||
-                         b == Backend::intel_oneapi;
-  }
+  for (const auto* d : gpus) llama_cpp_devices &= facts_of(d->profile->backend).served_by("llama.cpp");
   if (gguf_format && llama_cpp_devices && plan.strategy.tensor_parallel == 1 && !several) {
     std::uint64_t gpu_layers = 0;
     std::string split;

@@ -21,16 +21,6 @@ module hwaccel.registry;
 namespace hwaccel {
 namespace {
 
-constexpr std::array<Backend, 1> cpu_backends = {Backend::cpu};
-constexpr std::array<Backend, 5> gpu_backends = {Backend::cuda, Backend::rocm, Backend::apple, Backend::vulkan,
-                                                 Backend::intel_oneapi};
-// Apple's Neural Engine is reported by the Apple backend next to its GPU.
-constexpr std::array<Backend, 5> npu_backends = {Backend::apple, Backend::intel_npu, Backend::amd_xdna,
-                                                 Backend::samsung_npu, Backend::mediatek_apu};
-constexpr std::array<Backend, 1> tpu_backends = {Backend::tpu};
-constexpr std::array<Backend, 6> asic_backends = {Backend::gaudi,    Backend::aws_neuron, Backend::qualcomm,
-                                                  Backend::cerebras, Backend::graphcore,  Backend::groq};
-
 enum class Run : unsigned char { pending, running, done };
 
 std::bitset<backend_count> mask_of(std::span<const Backend> backends) {
@@ -74,15 +64,21 @@ AcceleratorRegistry finalize_joined(Inventory all, const System& system, const D
   return AcceleratorRegistry(std::move(all));
 }
 
-// Backends that report the same GPUs and are merged by finalize.
-constexpr std::array<Backend, 5> merging_backends = {Backend::cuda, Backend::rocm, Backend::intel_oneapi, Backend::apple,
-                                                     Backend::vulkan};
+// Backends that report the same GPUs and are merged by finalize: Vulkan and
+// those whose GPUs are Vulkan devices too.
+std::bitset<backend_count> merging_backends() {
+  std::bitset<backend_count> mask;
+  mask.set(static_cast<std::size_t>(Backend::vulkan));
+  for (const Backend b : all_backends)
+    if (facts_of(b).merges_with_vulkan) mask.set(static_cast<std::size_t>(b));
+  return mask;
+}
 
 }  // namespace
 
 AcceleratorRegistry redetect_backends(const AcceleratorRegistry& previous, const System& system,
                                       const DetectOptions& options, std::bitset<backend_count> backends) {
-  const auto merging = mask_of(merging_backends);
+  const auto merging = merging_backends();
   if ((backends & merging).any()) backends |= merging;
   backends &= options.backends;
   if (backends == options.backends) return AcceleratorRegistry(detect_inventory(system, options));
@@ -112,17 +108,6 @@ AcceleratorRegistry redetect_backends(const AcceleratorRegistry& previous, const
   for (auto& nic : kept.system.network) std::erase_if(nic.near_devices, is_gone);
   join(kept, std::move(part));
   return finalize_joined(std::move(kept), system, options);
-}
-
-std::span<const Backend> backends_of(Family family) noexcept {
-  switch (family) {
-    case Family::cpu: return cpu_backends;
-    case Family::gpu: return gpu_backends;
-    case Family::npu: return npu_backends;
-    case Family::tpu: return tpu_backends;
-    case Family::asic: return asic_backends;
-  }
-  return {};
 }
 
 struct LazyRegistry::State {

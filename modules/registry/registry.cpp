@@ -179,6 +179,11 @@ DetectBuilder& DetectBuilder::tool_output_cap(std::size_t bytes) {
   return *this;
 }
 
+DetectBuilder& DetectBuilder::all_tools(bool on) {
+  options_.all_tools = on;
+  return *this;
+}
+
 DetectBuilder& DetectBuilder::diagnostics(DiagnosticSink sink, LogLevel level) {
   options_.sink = sink ? std::make_shared<const DiagnosticSink>(std::move(sink)) : nullptr;
   options_.log_level = level;

@@ -150,6 +150,9 @@ class DetectBuilder {
   DetectBuilder& system_probes(bool on);
   DetectBuilder& tool_timeout(std::chrono::milliseconds timeout);
   DetectBuilder& tool_output_cap(std::size_t bytes);
+  /// Looks for every selected backend's tools, even those whose devices the
+  /// kernel does not show (DetectOptions::all_tools).
+  DetectBuilder& all_tools(bool on);
   /// Sends the detection's diagnostic events at `level` and above to `sink`
   /// (called from several threads; it must be thread-safe). An empty sink
   /// turns them off.
@@ -387,11 +390,6 @@ class CachedRegistry {
 };
 
 // --- lazy detection ----------------------------------------------------------
-
-/// The backends whose devices can be of a family. Apple appears under both
-/// the GPU and the NPU family (it reports its GPU and its Neural Engine);
-/// oneAPI is a GPU backend. Every backend belongs to at least one family.
-std::span<const Backend> backends_of(Family family) noexcept;
 
 /// Detection of one family at a time, on demand: by_family(Family::tpu) runs
 /// only the TPU backend, once; a later call for the same family reuses the

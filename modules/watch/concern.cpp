@@ -16,28 +16,19 @@ namespace {
 
 using Mask = std::bitset<backend_count>;
 
-Mask mask_of(std::initializer_list<Backend> backends) {
-  Mask m;
-  for (Backend b : backends) m.set(static_cast<std::size_t>(b));
-  return m;
-}
-
-// PCI vendors whose devices a backend reports (the PCI-SIG vendor ids).
+// The backends whose PCI kinds (BackendFacts::pci) have this vendor, and
+// Vulkan beside any whose GPUs are Vulkan devices too.
 Mask backends_of_vendor(std::uint32_t vendor) {
-  switch (vendor) {
-    case 0x10de: return mask_of({Backend::cuda, Backend::vulkan});
-    case 0x1002: return mask_of({Backend::rocm, Backend::vulkan});
-    case 0x1022: return mask_of({Backend::amd_xdna, Backend::rocm});
-    case 0x8086: return mask_of({Backend::intel_oneapi, Backend::intel_npu, Backend::vulkan});
-    case 0x1da3: return mask_of({Backend::gaudi});
-    case 0x1d0f: return mask_of({Backend::aws_neuron});
-    case 0x17cb: return mask_of({Backend::qualcomm});
-    case 0x1ae0: return mask_of({Backend::tpu});
-    case 0x1e36: return mask_of({Backend::groq});
-    case 0x1de0: return mask_of({Backend::groq});
-    case 0x1d65: return mask_of({Backend::graphcore});
-    default: return {};
-  }
+  Mask m;
+  bool vulkan_too = false;
+  for (const Backend b : all_backends)
+    for (const PciKind& k : facts_of(b).pci)
+      if (k.vendor == vendor) {
+        m.set(static_cast<std::size_t>(b));
+        vulkan_too |= facts_of(b).merges_with_vulkan && k.class_prefix >> 8 == 0x03;
+      }
+  if (vulkan_too) m.set(static_cast<std::size_t>(Backend::vulkan));
+  return m;
 }
 
 // Display controllers (0x03), processing accelerators (0x12), co-processors
@@ -46,25 +37,6 @@ bool accelerator_class(std::uint32_t class_code) {
   const std::uint32_t base = class_code >> 16;
   return base == 0x03 || base == 0x12 || base == 0x11 || (class_code >> 8) == 0x0b40;
 }
-
-struct ModuleBackends {
-  std::string_view module;
-  Backend backend;
-};
-constexpr std::array<ModuleBackends, 12> module_table{{
-    {"nvidia", Backend::cuda},
-    {"nvidia_uvm", Backend::cuda},
-    {"nvidia_drm", Backend::cuda},
-    {"nvidia_modeset", Backend::cuda},
-    {"amdgpu", Backend::rocm},
-    {"i915", Backend::intel_oneapi},
-    {"xe", Backend::intel_oneapi},
-    {"intel_vpu", Backend::intel_npu},
-    {"amdxdna", Backend::amd_xdna},
-    {"habanalabs", Backend::gaudi},
-    {"neuron", Backend::aws_neuron},
-    {"qaic", Backend::qualcomm},
-}};
 
 // The PCI function an event is about: PCI_SLOT_NAME, else the last path
 // component of DEVPATH that is a PCI address (a DRM card below its GPU).
@@ -104,9 +76,9 @@ EventConcern concerned_backends(const Uevent& e, const AcceleratorRegistry& curr
   if (subsystem == "module") {
     const std::string_view path = e.devpath;
     const std::string_view name = path.substr(path.rfind('/') + 1);
-    for (const auto& m : module_table)
-      if (m.module == name) {
-        concern.backends.set(static_cast<std::size_t>(m.backend));
+    for (const Backend b : all_backends)
+      if (facts_of(b).uses_module(name)) {
+        concern.backends.set(static_cast<std::size_t>(b));
         concern.reason = text::cat("module ", name);
       }
     return concern;
@@ -141,11 +113,20 @@ EventConcern concerned_backends(const Uevent& e, const AcceleratorRegistry& curr
     return concern;
   }
 
-  if (subsystem == "kfd" || devname == "kfd") concern.backends.set(static_cast<std::size_t>(Backend::rocm));
-  else if (devname.starts_with("nvidia") || subsystem.starts_with("nvidia")) concern.backends.set(static_cast<std::size_t>(Backend::cuda));
-  else if (devname.starts_with("neuron")) concern.backends.set(static_cast<std::size_t>(Backend::aws_neuron));
-  else if (subsystem == "accel")
-    concern.backends = mask_of({Backend::intel_npu, Backend::amd_xdna, Backend::gaudi, Backend::qualcomm});
+  // A device node of its own (BackendFacts::device_nodes: "kfd", "nvidia0"),
+  // or a node of the compute-accelerator class, which several backends use.
+  const std::string_view node = devname.empty() ? subsystem : devname;
+  for (const Backend b : all_backends) {
+    const BackendFacts& facts = facts_of(b);
+    if (subsystem == "accel") {
+      if (facts.accel_class) concern.backends.set(static_cast<std::size_t>(b));
+      continue;
+    }
+    if (b == Backend::vulkan) continue;  // a GPU's nodes concern Vulkan through its native backend's PCI event
+    for (const std::string_view prefix : facts.device_nodes)
+      if (prefix != "accel" && prefix != "vfio" && (node.starts_with(prefix) || subsystem.starts_with(prefix)))
+        concern.backends.set(static_cast<std::size_t>(b));
+  }
   if (concern.backends.any()) concern.reason = text::cat(subsystem.empty() ? std::string_view("device") : subsystem, " ",
                                                        devname.empty() ? std::string_view(e.devpath) : devname);
   return concern;

@@ -21,6 +21,14 @@ namespace hwaccel::testing {
 /// A model of the built-in catalogue, by id (throws for an unknown id).
 inline ModelDescription model(std::string_view id) { return catalogue_model(id).value(); }
 
+/// The component of a device's memory called `name` (of the model `model`
+/// when given: "student", "teacher"), or null.
+inline const MemoryComponent* find(const DeviceMemory& d, std::string_view name, std::string_view model = {}) {
+  for (const auto& c : d.components)
+    if (c.name == name && (model.empty() || c.model == model)) return &c;
+  return nullptr;
+}
+
 /// Auxiliary models with `teacher` set (distillation).
 inline AuxiliaryModels with_teacher(ModelDescription teacher) {
   AuxiliaryModels aux;

@@ -221,7 +221,12 @@ constexpr ToolBackend tool_backends[] = {
 constexpr auto detection_deadline = 700ms;
 
 hwaccel::AcceleratorRegistry detect(const hwaccel::System& system, std::optional<hwaccel::Backend> backend) {
-  auto builder = hwaccel::DetectBuilder::none().with(hwaccel::Backend::cpu).system_probes(false).tool_timeout(detection_deadline);
+  // The fake tools answer for devices this machine does not have.
+  auto builder = hwaccel::DetectBuilder::none()
+                     .with(hwaccel::Backend::cpu)
+                     .system_probes(false)
+                     .tool_timeout(detection_deadline)
+                     .all_tools(true);
   if (backend) builder.with(*backend);
   return builder.detect(system);
 }

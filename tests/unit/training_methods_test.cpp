@@ -29,11 +29,7 @@ AuxiliaryModels with_reward(ModelDescription m) {
   return aux;
 }
 
-const MemoryComponent* find(const DeviceMemory& d, std::string_view name, std::string_view role = {}) {
-  for (const auto& c : d.components)
-    if (c.name == name && (role.empty() || c.model == role)) return &c;
-  return nullptr;
-}
+using hwaccel::testing::find;
 
 std::vector<std::string> roles(const TrainingEstimate& e) {
   std::vector<std::string> out;

@@ -10,6 +10,8 @@
 
 import hwaccel;
 
+#include "module_helpers.hpp"
+
 namespace {
 
 using namespace hwaccel;
@@ -53,11 +55,7 @@ ModelArchitecture llama_65b() {
   return a;
 }
 
-const MemoryComponent* find(const DeviceMemory& d, std::string_view name, std::string_view model = {}) {
-  for (const auto& c : d.components)
-    if (c.name == name && (model.empty() || c.model == model)) return &c;
-  return nullptr;
-}
+using hwaccel::testing::find;
 
 // Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion
 // Parameter Models" (2019), Figure 1: Psi = 7.5B, Nd = 64, K = 12.

@@ -96,6 +96,23 @@ DetectorOutput detect_amd_xdna(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector amd_xdna_detector{"amd_xdna", Backend::amd_xdna, {}, &detect_amd_xdna};
+constexpr std::string_view amd_xdna_drivers[] = {"amdxdna"};
+constexpr PciKind amd_xdna_pci[] = {{0x1022, 0x1180, "AMD NPU (XDNA)"}};
+constexpr std::string_view amd_xdna_runtimes[] = {"onnxruntime-vitisai"};
+
+const Detector amd_xdna_detector{
+    .name = "amd_xdna",
+    .backend = Backend::amd_xdna,
+    .tools = {},
+    .detect = &detect_amd_xdna,
+    .facts = {.drivers = amd_xdna_drivers,
+              .pci = amd_xdna_pci,
+              .accel_class = true,
+              .driver_remedy = "load amdxdna (sudo modprobe amdxdna), or install a kernel of 6.14 or later",
+              .vendor = "AMD",
+              .runtimes = amd_xdna_runtimes,
+              .container_remedy = "start the container with --device /dev/accel",
+              .device_nodes_of = &accel_nodes_of},
+};
 
 }  // namespace hwaccel

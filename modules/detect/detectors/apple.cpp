@@ -440,6 +440,20 @@ DetectorOutput detect_apple(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector apple_detector{"apple", Backend::apple, apple_tools, &detect_apple};
+constexpr Family apple_other_families[] = {Family::npu};
+constexpr std::string_view apple_drivers[] = {"asahi"};
+constexpr std::string_view apple_runtimes[] = {"llama.cpp", "mlx"};
+
+const Detector apple_detector{
+    .name = "apple",
+    .backend = Backend::apple,
+    .tools = apple_tools,
+    .detect = &detect_apple,
+    .facts = {.other_families = apple_other_families,
+              .drivers = apple_drivers,
+              .vendor = "Apple",
+              .runtimes = apple_runtimes,
+              .merges_with_vulkan = true},
+};
 
 }  // namespace hwaccel

@@ -618,6 +618,28 @@ constexpr std::array<std::string_view, 1> neuron_tools = {"neuron-ls"};
 
 }  // namespace
 
-const Detector aws_neuron_detector{"aws_neuron", Backend::aws_neuron, neuron_tools, &detect_aws_neuron};
+constexpr std::string_view neuron_drivers[] = {"neuron"};
+// Amazon's vendor id; its network and storage functions are not accelerators.
+constexpr PciKind neuron_pci[] = {{0x1d0f, 0, {}}};
+constexpr std::string_view neuron_nodes[] = {"neuron"};
+constexpr VisibilityVariable neuron_visibility[] = {
+    {"NEURON_RT_VISIBLE_CORES", VisibilityVariable::Role::cores},
+    {"NEURON_RT_NUM_CORES", VisibilityVariable::Role::other},
+};
+constexpr std::string_view neuron_runtimes[] = {"vllm", "optimum-neuron"};
+
+const Detector aws_neuron_detector{
+    .name = "aws_neuron",
+    .backend = Backend::aws_neuron,
+    .tools = neuron_tools,
+    .detect = &detect_aws_neuron,
+    .facts = {.drivers = neuron_drivers,
+              .pci = neuron_pci,
+              .device_nodes = neuron_nodes,
+              .vendor = "AWS",
+              .visibility_variables = neuron_visibility,
+              .runtimes = neuron_runtimes,
+              .telemetry = "the Neuron driver's sysfs counters"},
+};
 
 }  // namespace hwaccel

@@ -23,6 +23,14 @@ DetectorOutput detect_cerebras(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector cerebras_detector{"cerebras", Backend::cerebras, std::span<const std::string_view>{}, &detect_cerebras};
+constexpr std::string_view cerebras_runtimes[] = {"cerebras-pytorch"};
+
+const Detector cerebras_detector{
+    .name = "cerebras",
+    .backend = Backend::cerebras,
+    .tools = {},
+    .detect = &detect_cerebras,
+    .facts = {.vendor = "Cerebras", .runtimes = cerebras_runtimes},
+};
 
 }  // namespace hwaccel

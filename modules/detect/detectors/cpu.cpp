@@ -411,6 +411,14 @@ DetectorOutput detect_cpu(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector cpu_detector{"cpu", Backend::cpu, {}, &detect_cpu};
+constexpr std::string_view cpu_runtimes[] = {"llama.cpp"};
+
+const Detector cpu_detector{
+    .name = "cpu",
+    .backend = Backend::cpu,
+    .tools = {},
+    .detect = &detect_cpu,
+    .facts = {.runtimes = cpu_runtimes},
+};
 
 }  // namespace hwaccel

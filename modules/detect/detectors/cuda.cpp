@@ -950,6 +950,54 @@ std::vector<std::string> details() { return argv_of({"-q"}); }
 std::vector<std::string> details_xml() { return argv_of({"-q", "-x"}); }
 }  // namespace nvidia_smi_argv
 
-const Detector cuda_detector{"cuda", Backend::cuda, cuda_tools, &detect_cuda};
+constexpr std::string_view cuda_drivers[] = {"nvidia"};
+constexpr std::string_view cuda_modules[] = {"nvidia_uvm", "nvidia_drm", "nvidia_modeset"};
+constexpr PciKind cuda_pci[] = {{0x10de, 0x0300, "NVIDIA GPU"}, {0x10de, 0x0302, "NVIDIA GPU"}};
+// /dev/dxg: WSL2's paravirtualized GPUs, which CUDA reaches through libdxcore.
+constexpr std::string_view cuda_nodes[] = {"nvidia", "dxg"};
+constexpr VisibilityVariable cuda_visibility[] = {
+    {"CUDA_VISIBLE_DEVICES", VisibilityVariable::Role::selects},
+    {"NVIDIA_VISIBLE_DEVICES", VisibilityVariable::Role::container},
+    {"CUDA_DEVICE_ORDER", VisibilityVariable::Role::order},
+};
+constexpr std::string_view cuda_runtimes[] = {"vllm", "sglang", "tensorrt-llm", "llama.cpp"};
+constexpr ToolPackage cuda_packages[] = {{"nvidia-smi", "nvidia-utils (the release matching the driver)"}};
+
+// /dev/nvidiactl serves every GPU; the GPU's own node has the minor number
+// the driver records for it.
+std::vector<std::string> cuda_device_nodes(const System& system, const PciAddress& address) {
+  std::vector<std::string> nodes{"/dev/nvidiactl"};
+  if (const auto info = read_text(system, text::cat("/proc/driver/nvidia/gpus/", address.to_string(), "/information"))) {
+    const auto at = info->find("Device Minor:");
+    if (at != std::string::npos) {
+      std::string_view rest = std::string_view(*info).substr(at + 13);
+      if (const auto minor = text::parse_u64(text::trim(text::next_token(rest, '\n'))))
+        nodes.push_back(text::cat("/dev/nvidia", *minor));
+    }
+  }
+  return nodes;
+}
+
+const Detector cuda_detector{
+    .name = "cuda",
+    .backend = Backend::cuda,
+    .tools = cuda_tools,
+    .detect = &detect_cuda,
+    .facts = {.drivers = cuda_drivers,
+              .modules = cuda_modules,
+              .pci = cuda_pci,
+              .device_nodes = cuda_nodes,
+              .driver_remedy = "load NVIDIA's kernel driver (sudo modprobe nvidia), or install the driver for this GPU",
+              .vendor = "NVIDIA",
+              .visibility_variables = cuda_visibility,
+              .runtimes = cuda_runtimes,
+              .container_remedy = "start the container with the GPUs (docker run --gpus all, with the NVIDIA Container "
+                                  "Toolkit; in Kubernetes, request nvidia.com/gpu)",
+              .missing_node_remedy = "create the nodes (sudo nvidia-modprobe -u -c 0), or check the udev rules of the driver",
+              .tool_packages = cuda_packages,
+              .device_nodes_of = &cuda_device_nodes,
+              .telemetry = "nvidia-smi --query-gpu (-q for MIG instances' memory, nvlink -e for link errors)",
+              .merges_with_vulkan = true},
+};
 
 }  // namespace hwaccel

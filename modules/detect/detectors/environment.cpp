@@ -352,7 +352,7 @@ DetectorOutput detect_environment(const DetectContext& ctx) {
   else if (env.wsl_version == 2u) env.hypervisor = "hyper-v";            // WSL 2 is a Hyper-V utility VM
   else if (clock && env.virtual_machine) env.hypervisor = clock;
 
-  for (std::string_view name : device_selection_variables) {
+  for (std::string_view name : device_selection_variables()) {
     auto value = sys.env(name);
     if (!value) continue;
     if (value->size() > env_value_cap) {

@@ -98,13 +98,6 @@ export namespace hwaccel {
 /// The probe for where this process runs (a host probe: Detector::backend is empty).
 extern const Detector environment_detector;
 
-/// The device-selection variables recorded in Environment::visible_devices_env.
-inline constexpr std::array<std::string_view, 15> device_selection_variables = {
-    "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",  "CUDA_DEVICE_ORDER",     "ROCR_VISIBLE_DEVICES",
-    "HIP_VISIBLE_DEVICES",  "GPU_DEVICE_ORDINAL",      "ZE_AFFINITY_MASK",      "ONEAPI_DEVICE_SELECTOR",
-    "NEURON_RT_VISIBLE_CORES", "NEURON_RT_NUM_CORES", "TPU_VISIBLE_CHIPS",     "TPU_VISIBLE_DEVICES",
-    "HABANA_VISIBLE_DEVICES", "HABANA_VISIBLE_MODULES", "QAIC_VISIBLE_DEVICES",
-};
 
 /// Container facts alone, for callers that need them without the rest of the probe.
 struct ContainerFacts {

@@ -537,6 +537,34 @@ constexpr std::array<std::string_view, 1> gaudi_tools = {"hl-smi"};
 
 }  // namespace
 
-const Detector gaudi_detector{"gaudi", Backend::gaudi, gaudi_tools, &detect_gaudi};
+constexpr std::string_view gaudi_drivers[] = {"habanalabs"};
+constexpr PciKind gaudi_pci[] = {{habana_vendor_id, 0x1200, "Intel Gaudi accelerator"}};
+// Older drivers' /dev/hlN beside the accel class's /dev/accel/accelN.
+constexpr std::string_view gaudi_nodes[] = {"hl", "accel"};
+constexpr VisibilityVariable gaudi_visibility[] = {
+    {"HABANA_VISIBLE_MODULES", VisibilityVariable::Role::selects},
+    {"HABANA_VISIBLE_DEVICES", VisibilityVariable::Role::container},
+};
+constexpr std::string_view gaudi_runtimes[] = {"vllm", "optimum-habana"};
+constexpr ToolPackage gaudi_packages[] = {{"hl-smi", "the Gaudi software's habanalabs-firmware-tools"}};
+
+const Detector gaudi_detector{
+    .name = "gaudi",
+    .backend = Backend::gaudi,
+    .tools = gaudi_tools,
+    .detect = &detect_gaudi,
+    .facts = {.drivers = gaudi_drivers,
+              .pci = gaudi_pci,
+              .device_nodes = gaudi_nodes,
+              .accel_class = true,
+              .driver_remedy = "load habanalabs (sudo modprobe habanalabs), or install the Gaudi software's driver",
+              .vendor = "Intel",
+              .visibility_variables = gaudi_visibility,
+              .runtimes = gaudi_runtimes,
+              .container_remedy = "start the container with --device /dev/accel",
+              .tool_packages = gaudi_packages,
+              .device_nodes_of = &accel_nodes_of,
+              .telemetry = "hl-smi --query-aip (the table where the query is refused)"},
+};
 
 }  // namespace hwaccel

@@ -272,6 +272,16 @@ constexpr std::array<std::string_view, 1> graphcore_tools = {"gc-info"};
 
 }  // namespace
 
-const Detector graphcore_detector{"graphcore", Backend::graphcore, graphcore_tools, &detect_graphcore};
+constexpr PciKind graphcore_pci[] = {{graphcore_vendor_id, 0, {}}};
+constexpr std::string_view graphcore_nodes[] = {"ipu"};
+constexpr std::string_view graphcore_runtimes[] = {"poplar"};
+
+const Detector graphcore_detector{
+    .name = "graphcore",
+    .backend = Backend::graphcore,
+    .tools = graphcore_tools,
+    .detect = &detect_graphcore,
+    .facts = {.pci = graphcore_pci, .device_nodes = graphcore_nodes, .vendor = "Graphcore", .runtimes = graphcore_runtimes},
+};
 
 }  // namespace hwaccel

@@ -63,6 +63,16 @@ DetectorOutput detect_groq(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector groq_detector{"groq", Backend::groq, std::span<const std::string_view>{}, &detect_groq};
+constexpr PciKind groq_pci[] = {{groq_vendor_id, 0, {}}};
+
+constexpr std::string_view groq_runtimes[] = {"groqflow"};
+
+const Detector groq_detector{
+    .name = "groq",
+    .backend = Backend::groq,
+    .tools = {},
+    .detect = &detect_groq,
+    .facts = {.pci = groq_pci, .vendor = "Groq", .runtimes = groq_runtimes},
+};
 
 }  // namespace hwaccel

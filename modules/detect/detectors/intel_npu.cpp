@@ -95,6 +95,23 @@ DetectorOutput detect_intel_npu(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector intel_npu_detector{"intel_npu", Backend::intel_npu, {}, &detect_intel_npu};
+constexpr std::string_view intel_npu_drivers[] = {"intel_vpu"};
+constexpr PciKind intel_npu_pci[] = {{0x8086, 0x1200, "Intel NPU"}};
+constexpr std::string_view intel_npu_runtimes[] = {"openvino"};
+
+const Detector intel_npu_detector{
+    .name = "intel_npu",
+    .backend = Backend::intel_npu,
+    .tools = {},
+    .detect = &detect_intel_npu,
+    .facts = {.drivers = intel_npu_drivers,
+              .pci = intel_npu_pci,
+              .accel_class = true,
+              .driver_remedy = "load intel_vpu (sudo modprobe intel_vpu), or install a kernel of 6.3 or later",
+              .vendor = "Intel",
+              .runtimes = intel_npu_runtimes,
+              .container_remedy = "start the container with --device /dev/accel",
+              .device_nodes_of = &accel_nodes_of},
+};
 
 }  // namespace hwaccel

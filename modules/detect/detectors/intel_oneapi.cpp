@@ -492,6 +492,31 @@ constexpr std::array<std::string_view, 1> oneapi_tools = {"xpu-smi"};
 
 }  // namespace
 
-const Detector intel_oneapi_detector{"intel_oneapi", Backend::intel_oneapi, oneapi_tools, &detect_intel_oneapi};
+constexpr std::string_view oneapi_drivers[] = {"i915", "xe"};
+constexpr PciKind oneapi_pci[] = {{0x8086, 0x0300, "Intel GPU"}, {0x8086, 0x0380, "Intel GPU"}};
+constexpr VisibilityVariable oneapi_visibility[] = {
+    {"ZE_AFFINITY_MASK", VisibilityVariable::Role::other},
+    {"ONEAPI_DEVICE_SELECTOR", VisibilityVariable::Role::other},
+};
+constexpr std::string_view oneapi_runtimes[] = {"vllm", "llama.cpp"};
+constexpr ToolPackage oneapi_packages[] = {{"xpu-smi", "Intel XPU Manager"}};
+
+const Detector intel_oneapi_detector{
+    .name = "intel_oneapi",
+    .backend = Backend::intel_oneapi,
+    .tools = oneapi_tools,
+    .detect = &detect_intel_oneapi,
+    .facts = {.drivers = oneapi_drivers,
+              .pci = oneapi_pci,
+              .driver_remedy = "load the i915 or xe driver (sudo modprobe xe), or install a kernel that supports this GPU",
+              .vendor = "Intel",
+              .visibility_variables = oneapi_visibility,
+              .runtimes = oneapi_runtimes,
+              .container_remedy = "start the container with --device /dev/dri",
+              .tool_packages = oneapi_packages,
+              .device_nodes_of = &render_nodes_of,
+              .telemetry = "xe/i915 hwmon and GT frequencies (xpu-smi for the rest, when installed)",
+              .merges_with_vulkan = true},
+};
 
 }  // namespace hwaccel

@@ -44,7 +44,14 @@ DetectorOutput detect_mediatek_apu(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector mediatek_apu_detector{"mediatek_apu", Backend::mediatek_apu, std::span<const std::string_view>{},
-                                     &detect_mediatek_apu};
+constexpr std::string_view mediatek_apu_runtimes[] = {"neuropilot"};
+
+const Detector mediatek_apu_detector{
+    .name = "mediatek_apu",
+    .backend = Backend::mediatek_apu,
+    .tools = {},
+    .detect = &detect_mediatek_apu,
+    .facts = {.vendor = "MediaTek", .runtimes = mediatek_apu_runtimes},
+};
 
 }  // namespace hwaccel

@@ -241,6 +241,25 @@ DetectorOutput detect_qualcomm(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector qualcomm_detector{"qualcomm", Backend::qualcomm, qualcomm_tools, &detect_qualcomm};
+constexpr std::string_view qualcomm_drivers[] = {"qaic"};
+constexpr PciKind qualcomm_pci[] = {{0x17cb, 0x1200, "Qualcomm Cloud AI 100"}};
+constexpr VisibilityVariable qualcomm_visibility[] = {{"QAIC_VISIBLE_DEVICES", VisibilityVariable::Role::other}};
+constexpr std::string_view qualcomm_runtimes[] = {"cloud-ai-sdk"};
+
+const Detector qualcomm_detector{
+    .name = "qualcomm",
+    .backend = Backend::qualcomm,
+    .tools = qualcomm_tools,
+    .detect = &detect_qualcomm,
+    .facts = {.drivers = qualcomm_drivers,
+              .pci = qualcomm_pci,
+              .accel_class = true,
+              .driver_remedy = "load qaic (sudo modprobe qaic), or install a kernel of 6.4 or later",
+              .vendor = "Qualcomm",
+              .visibility_variables = qualcomm_visibility,
+              .runtimes = qualcomm_runtimes,
+              .container_remedy = "start the container with --device /dev/accel",
+              .device_nodes_of = &accel_nodes_of},
+};
 
 }  // namespace hwaccel

@@ -966,6 +966,45 @@ std::string amd_runtime_uuid(std::uint64_t unique_id) { return "GPU-" + hex_digi
 
 constexpr std::array<std::string_view, 2> rocm_tools = {"rocm-smi", "rocminfo"};
 
-const Detector rocm_detector{"rocm", Backend::rocm, rocm_tools, &detect_rocm};
+constexpr std::string_view rocm_drivers[] = {"amdgpu"};
+// 0x1022 is AMD's other vendor id, which some of its APUs' functions carry.
+constexpr PciKind rocm_pci[] = {{0x1002, 0x0300, "AMD GPU"},
+                                {0x1002, 0x0302, "AMD GPU"},
+                                {0x1002, 0x0380, "AMD GPU"},
+                                {0x1002, 0x1200, "AMD Instinct accelerator"},
+                                {0x1022, 0, {}}};
+constexpr std::string_view rocm_nodes[] = {"kfd"};
+constexpr VisibilityVariable rocm_visibility[] = {
+    {"HIP_VISIBLE_DEVICES", VisibilityVariable::Role::selects},
+    {"ROCR_VISIBLE_DEVICES", VisibilityVariable::Role::selects},
+    {"GPU_DEVICE_ORDINAL", VisibilityVariable::Role::other},
+};
+constexpr std::string_view rocm_runtimes[] = {"vllm", "sglang", "llama.cpp"};
+constexpr ToolPackage rocm_packages[] = {{"rocm-smi", "rocm-smi-lib (ROCm)"}};
+
+std::vector<std::string> rocm_device_nodes(const System& system, const PciAddress& address) {
+  std::vector<std::string> nodes{"/dev/kfd"};
+  for (auto& node : render_nodes_of(system, address)) nodes.push_back(std::move(node));
+  return nodes;
+}
+
+const Detector rocm_detector{
+    .name = "rocm",
+    .backend = Backend::rocm,
+    .tools = rocm_tools,
+    .detect = &detect_rocm,
+    .facts = {.drivers = rocm_drivers,
+              .pci = rocm_pci,
+              .device_nodes = rocm_nodes,
+              .driver_remedy = "load amdgpu (sudo modprobe amdgpu), or install the amdgpu-dkms package of ROCm",
+              .vendor = "AMD",
+              .visibility_variables = rocm_visibility,
+              .runtimes = rocm_runtimes,
+              .container_remedy = "start the container with --device /dev/kfd --device /dev/dri (in Kubernetes, request amd.com/gpu)",
+              .tool_packages = rocm_packages,
+              .device_nodes_of = &rocm_device_nodes,
+              .telemetry = "amdgpu sysfs and hwmon (rocm-smi -a --json where sysfs has nothing)",
+              .merges_with_vulkan = true},
+};
 
 }  // namespace hwaccel

@@ -44,7 +44,14 @@ DetectorOutput detect_samsung_npu(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector samsung_npu_detector{"samsung_npu", Backend::samsung_npu, std::span<const std::string_view>{},
-                                    &detect_samsung_npu};
+constexpr std::string_view samsung_npu_runtimes[] = {"enn-sdk"};
+
+const Detector samsung_npu_detector{
+    .name = "samsung_npu",
+    .backend = Backend::samsung_npu,
+    .tools = {},
+    .detect = &detect_samsung_npu,
+    .facts = {.vendor = "Samsung", .runtimes = samsung_npu_runtimes},
+};
 
 }  // namespace hwaccel

@@ -465,6 +465,26 @@ DetectorOutput detect_tpu(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector tpu_detector{"tpu", Backend::tpu, tpu_tools, &detect_tpu};
+constexpr PciKind tpu_pci[] = {{parsers::google_vendor_id, 0, {}}};
+// v4 chips are /dev/accelN; v5e and later are VFIO devices (/dev/vfio/N).
+constexpr std::string_view tpu_nodes[] = {"accel", "vfio"};
+constexpr VisibilityVariable tpu_visibility[] = {
+    {"TPU_VISIBLE_CHIPS", VisibilityVariable::Role::selects},
+    {"TPU_VISIBLE_DEVICES", VisibilityVariable::Role::other},
+};
+constexpr std::string_view tpu_runtimes[] = {"vllm"};
+
+const Detector tpu_detector{
+    .name = "tpu",
+    .backend = Backend::tpu,
+    .tools = tpu_tools,
+    .detect = &detect_tpu,
+    .facts = {.pci = tpu_pci,
+              .device_nodes = tpu_nodes,
+              .vendor = "Google",
+              .visibility_variables = tpu_visibility,
+              .runtimes = tpu_runtimes,
+              .telemetry = "tpu-info"},
+};
 
 }  // namespace hwaccel

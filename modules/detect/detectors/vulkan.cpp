@@ -412,6 +412,17 @@ DetectorOutput detect_vulkan(const DetectContext& ctx) {
 
 }  // namespace
 
-const Detector vulkan_detector{"vulkan", Backend::vulkan, vulkan_tools, &detect_vulkan};
+// Every Linux GPU with a Vulkan driver has a DRM render node; NVIDIA's
+// driver without nvidia-drm has only its own nodes.
+constexpr std::string_view vulkan_nodes[] = {"dri", "nvidia"};
+constexpr std::string_view vulkan_runtimes[] = {"llama.cpp"};
+
+const Detector vulkan_detector{
+    .name = "vulkan",
+    .backend = Backend::vulkan,
+    .tools = vulkan_tools,
+    .detect = &detect_vulkan,
+    .facts = {.device_nodes = vulkan_nodes, .runtimes = vulkan_runtimes},
+};
 
 }  // namespace hwaccel

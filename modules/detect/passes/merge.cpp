@@ -21,8 +21,7 @@ struct Ids {
 };
 
 bool is_native_gpu(const DeviceProfile& d) noexcept {
-  return d.family == Family::gpu && (d.backend == Backend::cuda || d.backend == Backend::rocm ||
-                                     d.backend == Backend::intel_oneapi || d.backend == Backend::apple);
+  return d.family == Family::gpu && facts_of(d.backend).merges_with_vulkan;
 }
 
 std::optional<std::uint32_t> hex_property(const DeviceProfile& d, std::string_view key) {

@@ -636,7 +636,7 @@ void resolve_rocm(std::vector<DeviceProfile*> gpus, const VisibilityInputs& inpu
 
 VisibilityInputs visibility_inputs(const System& system, const std::optional<Environment>& environment) {
   VisibilityInputs inputs;
-  for (std::string_view name : device_selection_variables)
+  for (std::string_view name : device_selection_variables())
     if (auto value = system.env(name)) inputs.env.emplace(std::string(name), std::move(*value));
   if (environment) {
     inputs.in_container = environment->container.has_value() || environment->kubernetes;
