@@ -2098,7 +2098,8 @@ std::string device_specs_json(const DeviceSpecSet& extra) {
   json::Writer w(false);
   w.begin_array();
   for (const auto& s : device_specs()) write_spec(w, s, {});
-  for (const auto& s : extra.specs()) write_spec(w, s, extra.origin());
+  for (const auto& s : extra.specs())
+    if (!find_spec(s.id)) write_spec(w, s, extra.origin());  // a restated built-in entry is listed once, above
   w.end_array();
   return std::string(w.str());
 }

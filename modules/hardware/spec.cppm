@@ -27,6 +27,8 @@ struct FabricSpec {
   /// Devices joined at that bandwidth in the product's usual system: 8 for an
   /// HGX/OAM board, 2 for a bridged pair, a pod or slice for TPUs.
   std::uint32_t domain_size = 1;
+
+  friend bool operator==(const FabricSpec&, const FabricSpec&) = default;
 };
 
 /// One product as its datasheet describes it. Figures are per device as
@@ -34,7 +36,9 @@ struct FabricSpec {
 /// the "with sparsity" figures datasheets lead with are halved away.
 /// Memory is the datasheet capacity read in binary units (HBM and GDDR come
 /// in powers of two: an "80 GB" H100 has 80 GiB); runtimes report slightly
-/// less. Bandwidths are in GB/s (1e9 bytes/s).
+/// less. Bandwidths are in GB/s (1e9 bytes/s). A user device-spec file
+/// (parse_device_specs) names these fields by their names (memory_bytes as
+/// memory_gib).
 struct DeviceSpec {
   std::string_view id;       ///< stable key, e.g. "h100-sxm5-80gb" (DeviceProfile::spec_id)
   std::string_view name;     ///< the name `--devices` takes, e.g. "H100-SXM-80GB"
@@ -73,6 +77,8 @@ struct DeviceSpec {
   std::optional<double> peak_tflops(ComputeType type) const noexcept;
   /// PCIe bandwidth to the host per direction in GB/s, from generation and width.
   std::optional<double> host_link_gbps() const noexcept;
+
+  friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
 };
 
 /// Every entry, in a stable order (vendor, then generation).
@@ -127,6 +133,9 @@ DeviceTraits traits_of(const DeviceSpec& spec) noexcept;
 /// owned by the set: the DeviceSpec views, and every pointer find_spec() or
 /// match_spec() returns into it, stay valid while the set (or any copy of it:
 /// copies share one storage) lives. An empty set is the built-in table alone.
+/// A file may restate a built-in entry exactly (a copy of the built-in table
+/// with entries added reads); such an entry is in the set but never found or
+/// matched there, since the built-in one comes first.
 class DeviceSpecSet {
  public:
   /// What a set owns: the strings its entries view, and the entries.
@@ -159,12 +168,14 @@ class DeviceSpecSet {
 inline constexpr std::uint64_t max_device_specs_bytes = 4ull << 20;
 inline constexpr std::size_t max_device_spec_entries = 4096;
 
-/// A user device-spec file's text: {"devices": [{...}, ...]}. Strict: an
-/// unknown key, a wrong type, an id or name the built-in table (or an earlier
-/// entry) already has, or a figure out of range (negative or zero; bandwidth
-/// above 100,000 GB/s, a throughput above 100,000 TFLOPS, memory above 16 TiB)
-/// is invalid_input (parse_error for text that is not JSON of that shape),
-/// with a message naming `origin`, the entry and the field.
+/// A user device-spec file's text: {"devices": [{...}, ...]}. Strict: text
+/// that is not JSON of that shape (an unknown or repeated key, a missing
+/// required field, a value of the wrong JSON type) is parse_error; a value
+/// out of range (negative or zero; bandwidth above 100,000 GB/s, a throughput
+/// above 100,000 TFLOPS, memory above 16 TiB) or an id or name the built-in
+/// table (unless the entry restates that built-in entry exactly) or an
+/// earlier entry already has is invalid_input; every message names `origin`,
+/// the entry and the field.
 Result<DeviceSpecSet> parse_device_specs(std::string_view json, std::string_view origin);
 /// parse_device_specs of a file's contents: not_found when it cannot be
 /// read, invalid_input above max_device_specs_bytes.
@@ -178,7 +189,8 @@ const DeviceSpec* find_spec(std::string_view key, const DeviceSpecSet& extra) no
 const DeviceSpec* match_spec(const SpecQuery& query, const DeviceSpecSet& extra) noexcept;
 const DeviceSpec* match_spec(const DeviceProfile& device, const DeviceSpecSet& extra) noexcept;
 /// device_specs_json() with `extra`'s entries after the table's, each with
-/// "user_file": the file it came from.
+/// "user_file": the file it came from (an entry that restates a built-in one
+/// is not listed again).
 std::string device_specs_json(const DeviceSpecSet& extra);
 
 /// Figures estimated for a device no published spec matches and that
@@ -210,5 +222,14 @@ struct DerivedSpec {
 /// unified or carve-out memory, an unknown memory size, or no peer.
 std::optional<DerivedSpec> derive_spec(const DeviceProfile& device, std::span<const DeviceSpec> table);
 std::optional<DerivedSpec> derive_spec(const DeviceProfile& device);
+
+}  // namespace hwaccel
+
+namespace hwaccel {
+
+/// Which file a device-spec text is: a user's, checked against the built-in
+/// table, or the built-in table's own (spec.cpp), which is not.
+enum class SpecFileKind : bool { user, builtin };
+Result<DeviceSpecSet> parse_device_spec_text(std::string_view json, std::string_view origin, SpecFileKind kind);
 
 }  // namespace hwaccel

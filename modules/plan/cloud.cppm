@@ -76,9 +76,11 @@ inline constexpr std::uint32_t max_instance_accelerators = 4096;
 /// from the published-spec table, a count of 1..4096, memory per device
 /// within 3 % of the spec's, an interconnect the product has (no NVSwitch on
 /// an L4), a positive finite price with its date and source, no duplicate
-/// provider/name/region. Any failure is a parse_error (malformed JSON, a
-/// wrong type) or invalid_input (a bad value) naming `origin` and the entry:
-/// `instances.json: instances[3] "p4d.24xlarge": count must be 1..4096`.
+/// provider/name/region. Any failure is a parse_error (malformed JSON, an
+/// unknown, repeated or missing key, a wrong type) or invalid_input (a bad
+/// value) naming `origin` and the entry:
+/// `instances.json: instances[3] "p4d.24xlarge": "count" must be a whole
+/// number in 1..4096, got 0`.
 Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin);
 /// Reads and parses a catalogue file (at most 16 MiB); not_found or io_error
 /// when it cannot be read.

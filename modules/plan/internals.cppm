@@ -1,6 +1,7 @@
-// What the plan module's implementation units share: the planner's pieces
-// and the hypothetical devices made from the spec table. Module-internal
-// (not exported, not installed).
+// What the plan module's implementation units share: the planner's pieces,
+// the hypothetical devices made from the spec table, and the config.json
+// reading the model catalogue shares. Module-internal (not exported, not
+// installed).
 module;
 #include <cmath>
 #include <cstddef>
@@ -15,6 +16,7 @@ module;
 #include <vector>
 module hwaccel.plan:internals;
 import hwaccel.plan;
+import hwaccel.json_fields;
 
 // The planner's implementation units: planner.cpp
 // assembles a plan from the devices and their domains (planner_devices.cpp),
@@ -372,3 +374,20 @@ inline void join_in_domains(Inventory& inv, std::size_t first, std::size_t last,
 }
 
 }  // namespace hwaccel::hypothetical
+
+// The architecture a Hugging Face config.json object describes
+// (config_json.cpp): what model_from_config_json reads, and what each entry
+// of a model catalogue states in config.json's keys (catalogue.cpp).
+namespace hwaccel::config_detail {
+
+struct ConfigArchitecture {
+  ModelArchitecture architecture;
+  std::optional<QuantizationLevel> native_level;  ///< quantization_config quant_method "mxfp4"
+  std::vector<std::string> notes;                 ///< defaults assumed, fields read from elsewhere
+};
+
+/// Reads `config` (an object; errors name `where`): the architecture, not yet
+/// validated, with the notes a reader should see.
+Result<ConfigArchitecture> architecture_of_config(json::Value config, std::string_view where);
+
+}  // namespace hwaccel::config_detail

@@ -26,9 +26,10 @@ void device_specs(std::string_view, std::string_view input, Findings& findings) 
     for (auto type : {ComputeType::fp32, ComputeType::bf16, ComputeType::fp16, ComputeType::fp8, ComputeType::int8})
       if (const auto p = s.peak_tflops(type))
         findings.check(std::isfinite(*p) && *p > 0 && *p <= 100000, "device specs: a throughput out of range");
-    findings.check(find_spec(s.id) == nullptr, "device specs: an entry that is a built-in id");
-    findings.check(find_spec(s.id, *set) == &s, "device specs: an entry its own id does not find");
-    findings.check(find_spec(s.name, *set) == &s, "device specs: an entry its own name does not find");
+    const DeviceSpec* builtin = find_spec(s.id);
+    findings.check(!builtin || *builtin == s, "device specs: an entry that changes a built-in one");
+    findings.check(find_spec(s.id, *set) == (builtin ? builtin : &s), "device specs: an entry its own id does not find");
+    findings.check(find_spec(s.name, *set) == (builtin ? builtin : &s), "device specs: an entry its own name does not find");
     findings.check(set->contains(&s), "device specs: an entry the set does not contain");
     // What --devices makes of it, and the matcher and the derivation on such a device.
     if (set->specs().size() <= 16) {

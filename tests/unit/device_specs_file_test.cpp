@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -115,34 +116,41 @@ TEST(DeviceSpecFile, MinimalEntryGetsDefaults) {
 }
 
 TEST(DeviceSpecFile, BadEntriesAreErrorsNamingTheEntryAndField) {
+  // The wrong shape (an unknown or repeated key, a wrong JSON type, a missing
+  // field) is a parse_error; a bad value of the right type is invalid_input.
+  constexpr ErrorKind shape = ErrorKind::parse_error, value = ErrorKind::invalid_input;
   struct Case {
     std::string_view field, value, says;
+    ErrorKind kind;
     bool twice = false;
   };
   for (const Case& c : {
-           Case{"colour", "\"red\"", "unknown field \"colour\""},
-           Case{"memory_bandwidth_gbps", "-5", "\"memory_bandwidth_gbps\" must be a positive number"},
-           Case{"memory_gib", "\"24\"", "\"memory_gib\" must be a number"},
-           Case{"memory_gib", "17000", "\"memory_gib\" must be a positive number at most 16384"},
-           Case{"bf16_tflops", "200000", "\"bf16_tflops\" must be a positive number at most 100000"},
-           Case{"fp8_tflops", "0", "\"fp8_tflops\" must be a positive number"},
-           Case{"backend", "\"cpu\"", "\"backend\" \"cpu\" is not an accelerator backend"},
-           Case{"backend", "7", "\"backend\" must be a string"},
-           Case{"family", "\"fpga\"", "\"family\" must be gpu, npu, tpu or asic"},
-           Case{"pci_device_ids", "[\"0x1\"]", "\"pci_device_ids\" needs \"pci_vendor_id\""},
-           Case{"pci_vendor_id", "\"zz\"", "\"pci_vendor_id\" must be a hex id"},
-           Case{"fabric", "{\"kind\": \"wifi\"}", "\"kind\" must be nvlink"},
-           Case{"fabric", "{\"kind\": \"nvlink\", \"speed\": 5}", "fabric: unknown field \"speed\""},
-           Case{"memory_gib", "12", "\"memory_gib\" given twice", true},
+           Case{"colour", "\"red\"", "unknown field \"colour\"", shape},
+           Case{"memory_bandwidth_gbps", "-5", "\"memory_bandwidth_gbps\" must be a positive number", value},
+           Case{"memory_gib", "\"24\"", "\"memory_gib\" must be a number", shape},
+           Case{"memory_gib", "17000", "\"memory_gib\" must be a positive number at most 16384", value},
+           Case{"bf16_tflops", "200000", "\"bf16_tflops\" must be a positive number at most 100000", value},
+           Case{"fp8_tflops", "0", "\"fp8_tflops\" must be a positive number", value},
+           Case{"backend", "\"cpu\"", "\"backend\" \"cpu\" is not an accelerator backend", value},
+           Case{"backend", "7", "\"backend\" must be a string", shape},
+           Case{"family", "\"fpga\"", "\"family\" must be gpu, npu, tpu or asic", value},
+           Case{"pci_device_ids", "[\"0x1\"]", "\"pci_device_ids\" needs \"pci_vendor_id\"", value},
+           Case{"pci_vendor_id", "\"zz\"", "\"pci_vendor_id\" must be a hex id", value},
+           Case{"fabric", "{\"kind\": \"wifi\"}", "\"kind\" must be nvlink", value},
+           Case{"fabric", "{\"kind\": \"nvlink\", \"speed\": 5}", "fabric: unknown field \"speed\"", shape},
+           Case{"memory_gib", "12", "\"memory_gib\" given twice", shape, true},
+           Case{"memory_options_gib", "[16, 32]", "\"memory_options_gib\" needs \"memory_kind\"", value},
+           Case{"memory_options_gib", "[16, 0]", "\"memory_options_gib\"[1] must be a whole number in 1..65535", value},
        }) {
     const Error e = error_with(c.field, c.value, c.twice);
-    EXPECT_EQ(e.kind, ErrorKind::invalid_input) << e.message;
+    EXPECT_EQ(e.kind, c.kind) << e.message;
     EXPECT_NE(e.message.find("test.json: devices[0] \"x-gpu\""), std::string::npos) << e.message;
     EXPECT_NE(e.message.find(c.says), std::string::npos) << c.field << ": " << e.message;
   }
   // Missing required fields.
   auto r = parse_device_specs(R"({"devices": [{"id": "x-gpu", "name": "X-GPU"}]})", "test.json");
   ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, shape);
   EXPECT_NE(r.error().message.find("devices[0] \"x-gpu\": missing \"vendor\""), std::string::npos) << r.error().message;
 }
 
@@ -168,6 +176,49 @@ TEST(DeviceSpecFile, BuiltInAndRepeatedIdsAreRefused) {
     "architecture": "Hopper", "memory_gib": 80, "memory_bandwidth_gbps": 3000}]})", "test.json");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("\"id\" must start with a letter"), std::string::npos) << r.error().message;
+}
+
+// An entry may restate a built-in one exactly (a copy of the installed
+// table with devices added reads), never change it.
+TEST(DeviceSpecFile, ABuiltInEntryMayBeRestatedNotChanged) {
+  const std::string h100 = R"json({"id": "h100-sxm5-80gb", "name": "H100-SXM-80GB", "product": "NVIDIA H100 SXM5 80GB",
+    "vendor": "NVIDIA", "backend": "cuda", "family": "gpu", "architecture": "Hopper", "compute_capability": "9.0",
+    "memory_gib": 80, "memory_bandwidth_gbps": 3350, "fp32_tflops": 67, "bf16_tflops": 989.4, "fp16_tflops": 989.4,
+    "fp8_tflops": 1978.9, "int8_tops": 1978.9,
+    "fabric": {"kind": "nvlink", "name": "NVLink 4 through NVSwitch (900 GB/s bidirectional)", "bandwidth_gbps": 450,
+               "domain_size": 8},
+    "pcie_generation": 5, "pcie_width": 16, "tdp_watts": 700, "pci_vendor_id": "0x10de", "pci_device_ids": ["0x2330"],
+    "match": "h100 !pcie !nvl",
+    "source": "NVIDIA H100 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/h100/"})json";
+  const auto mine = std::string(R"({"id": "my-gpu-48gb", "name": "MyGPU-48GB", "vendor": "X", "backend": "cuda",
+    "architecture": "Ada Lovelace", "memory_gib": 48, "memory_bandwidth_gbps": 960})");
+  const auto set = parse(R"({"devices": [)" + h100 + ", " + mine + "]}");
+  ASSERT_EQ(set.specs().size(), 2u);
+  EXPECT_EQ(set.specs()[0], *find_spec("h100-sxm5-80gb"));
+  // The built-in entry is the one found, matched and listed.
+  EXPECT_EQ(find_spec("h100-sxm5-80gb", set), find_spec("h100-sxm5-80gb"));
+  const std::string json = device_specs_json(set);
+  EXPECT_EQ(json.find(R"("id":"h100-sxm5-80gb")"), json.rfind(R"("id":"h100-sxm5-80gb")"));
+  EXPECT_NE(json.find(R"("id":"my-gpu-48gb")"), std::string::npos);
+
+  std::string changed = h100;
+  changed.replace(changed.find("3350"), 4, "3000");
+  auto r = parse_device_specs(R"({"devices": [)" + changed + "]}", "test.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::invalid_input);
+  EXPECT_NE(r.error().message.find("\"id\" \"h100-sxm5-80gb\" is the built-in h100-sxm5-80gb"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(DeviceSpecFile, UnifiedMemoryEntriesListTheirConfigurations) {
+  const auto set = parse(R"({"devices": [{"id": "my-soc", "name": "My-SoC", "vendor": "X", "backend": "apple",
+    "architecture": "Apple M9", "memory_gib": 64, "memory_kind": "unified", "memory_bandwidth_gbps": 400,
+    "memory_options_gib": [32, 48, 64]}]})");
+  ASSERT_EQ(set.specs().size(), 1u);
+  const auto& s = set.specs()[0];
+  EXPECT_EQ(s.memory_kind, MemoryKind::unified);
+  EXPECT_EQ(s.memory_options_gib, (std::array<std::uint16_t, 6>{32, 48, 64, 0, 0, 0}));
+  EXPECT_EQ(s.match, "(by-name-only)");
 }
 
 TEST(DeviceSpecFile, MalformedFilesAreErrors) {

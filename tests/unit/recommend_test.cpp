@@ -233,6 +233,7 @@ TEST(InstanceCatalogue, BadEntriesAreErrorsNamingTheEntry) {
            {"region", "\"\"", ErrorKind::invalid_input, "\"region\" is empty"},
            {"price_source", "null", ErrorKind::parse_error, "missing \"price_source\""},
            {"host_memory_gib", "-4", ErrorKind::invalid_input, "host_memory_gib"},
+           {"gpus", "8", ErrorKind::parse_error, "unknown field \"gpus\""},
        }) {
     const Error err = parse_error_of(catalogue_json(entry({}, "first") + ", " + entry({{c.key, c.value}})));
     EXPECT_EQ(err.kind, c.kind) << c.key << "=" << c.value << ": " << err.message;

@@ -44,7 +44,8 @@ int run_specs(const SpecsArgs& a) {
   std::cout << fmt::format("{:<16} {:<17} {:>8} {:>9} {:>9} {:>9} {:>9}  {}\n", "NAME", "ID", "MEMORY", "GB/s",
                            "BF16 TF", "FP16 TF", "FP8 TF", "FABRIC (GB/s per direction x domain)");
   for (const auto& s : device_specs()) std::cout << spec_line(s, false);
-  for (const auto& s : extra->specs()) std::cout << spec_line(s, true);
+  for (const auto& s : extra->specs())
+    if (!find_spec(s.id)) std::cout << spec_line(s, true);  // a restated built-in entry is listed once, above
   std::cout << "\nDense datasheet figures, per device. Use a NAME with --devices, e.g. "
                "`hwaccel plan --model llama-3.1-70b --devices 8xH100-SXM-80GB`.\n";
   if (!extra->empty())
