@@ -84,6 +84,10 @@ struct DeviceSpec {
 /// Every entry, in a stable order (vendor, then generation).
 std::span<const DeviceSpec> device_specs() noexcept;
 
+/// The JSON text of the built-in table, data/device-specs.json (installed as
+/// share/hwaccel/device-specs.json, a starting point for a user file).
+std::string_view builtin_device_specs_json() noexcept;
+
 /// Every entry as a JSON array (`hwaccel specs --json`, hwaccel.specs() in
 /// Python): id, name, product, vendor, backend, family, architecture,
 /// memory, bandwidth, dense TFLOPS per type, fabric and source.
