@@ -36,9 +36,10 @@ struct FabricSpec {
 /// the "with sparsity" figures datasheets lead with are halved away.
 /// Memory is the datasheet capacity read in binary units (HBM and GDDR come
 /// in powers of two: an "80 GB" H100 has 80 GiB); runtimes report slightly
-/// less. Bandwidths are in GB/s (1e9 bytes/s). A user device-spec file
-/// (parse_device_specs) names these fields by their names (memory_bytes as
-/// memory_gib).
+/// less. Bandwidths are in GB/s (1e9 bytes/s). The built-in entries are the
+/// records of data/device-specs.json, in the format of a user device-spec
+/// file (parse_device_specs), which names these fields by their names
+/// (memory_bytes as memory_gib).
 struct DeviceSpec {
   std::string_view id;       ///< stable key, e.g. "h100-sxm5-80gb" (DeviceProfile::spec_id)
   std::string_view name;     ///< the name `--devices` takes, e.g. "H100-SXM-80GB"
@@ -81,7 +82,10 @@ struct DeviceSpec {
   friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
 };
 
-/// Every entry, in a stable order (vendor, then generation).
+/// Every entry of the built-in table, in a stable order (vendor, then
+/// generation): data/device-specs.json, compiled into the library and read
+/// on first use, once (thread-safe), so that a program that never asks for
+/// a spec never parses it.
 std::span<const DeviceSpec> device_specs() noexcept;
 
 /// The JSON text of the built-in table, data/device-specs.json (installed as
@@ -137,8 +141,8 @@ DeviceTraits traits_of(const DeviceSpec& spec) noexcept;
 /// owned by the set: the DeviceSpec views, and every pointer find_spec() or
 /// match_spec() returns into it, stay valid while the set (or any copy of it:
 /// copies share one storage) lives. An empty set is the built-in table alone.
-/// A file may restate a built-in entry exactly (a copy of the built-in table
-/// with entries added reads); such an entry is in the set but never found or
+/// A file may restate a built-in entry exactly (a copy of the installed
+/// device-specs.json with entries added reads); such an entry is in the set but never found or
 /// matched there, since the built-in one comes first.
 class DeviceSpecSet {
  public:
@@ -184,6 +188,10 @@ Result<DeviceSpecSet> parse_device_specs(std::string_view json, std::string_view
 /// parse_device_specs of a file's contents: not_found when it cannot be
 /// read, invalid_input above max_device_specs_bytes.
 Result<DeviceSpecSet> read_device_specs(const std::string& path);
+/// A fresh read of builtin_device_specs_json() by the same reader, less the
+/// check against the built-in table: what device_specs() does on first use,
+/// and what that costs (benchmarks/data_bench.cpp).
+Result<DeviceSpecSet> parse_builtin_device_specs();
 
 /// find_spec() over the built-in table and then `extra`'s entries.
 const DeviceSpec* find_spec(std::string_view key, const DeviceSpecSet& extra) noexcept;
