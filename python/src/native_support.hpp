@@ -1,10 +1,13 @@
 // What the binding's translation units share: the road from a library error
-// to a Python exception, and fixture opening. Include after `import hwaccel;`.
+// to a Python exception, fixture opening, checked counts and device-spec
+// files, and each file's bind_ function. Include after `import hwaccel;`.
 #pragma once
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +40,26 @@ inline std::unique_ptr<FixtureSystem> open_fixture(const std::string& dir) {
   return value_or_raise(FixtureSystem::open(dir), text::cat("fixture '", dir, "'"));
 }
 
+/// A count argument checked against its bounds.
+inline std::uint32_t count_argument(std::string_view argument, std::int64_t value, std::int64_t low = 1,
+                                    std::int64_t high = 1 << 20) {
+  if (value < low || value > high) raise_argument(argument, text::cat(value, " is outside ", low, "..", high));
+  return static_cast<std::uint32_t>(value);
+}
+
+/// The entries of a user device-spec file; an empty set (the table alone) without one.
+inline DeviceSpecSet device_specs_argument(const std::optional<std::string>& file) {
+  return file ? value_or_raise(read_device_specs(*file), "device_specs") : DeviceSpecSet();
+}
+
+/// Registry and its queries, registry_from_json, hypothetical, planning_registry (python/src/registry.cpp).
+void bind_registry(pybind11::module_& m);
+/// detect, capture and CachedRegistry (python/src/detect.cpp).
+void bind_detect(pybind11::module_& m);
+/// plan, train, recommend, the fleet planners, specs_json and models_json (python/src/planning.cpp).
+void bind_planning(pybind11::module_& m);
+/// TelemetrySample, sample_telemetry and metrics_text (python/src/telemetry.cpp).
+void bind_telemetry(pybind11::module_& m);
 /// The fleet layer's functions and FleetStore (python/src/fleet.cpp).
 void bind_fleet(pybind11::module_& m);
 /// The Watcher (python/src/watch.cpp).
