@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 struct hwaccel_error {
   hwaccel_status status = HWACCEL_ERROR_INTERNAL;
@@ -23,8 +24,11 @@ struct hwaccel_error {
 };
 
 struct hwaccel_detect_options {
-  hwaccel::DetectBuilder builder;
-  bool backends_chosen = false;  // false: every backend, or $HWACCEL_BACKENDS
+  /// The detection settings set so far, by key (detect_setting_keys()); a
+  /// key not set takes its environment variable ($HWACCEL_BACKENDS) in
+  /// hwaccel_detect, or its default.
+  std::vector<hwaccel::Setting> settings;
+  hwaccel::DiagnosticSink sink;  // the log callback; empty: none
   std::string fixture_dir;       // empty: this machine
 };
 
@@ -164,5 +168,10 @@ inline hwaccel_status return_json(const std::string& json, char** out, size_t* l
   if (length) *length = json.size();
   return HWACCEL_OK;
 }
+
+/// The builder `options` describe (NULL: defaults), the settings read as
+/// hwaccel_detect reads them: a bad environment value is a warning of the
+/// detection. `environment` empty: no environment variable is read.
+hwaccel::DetectBuilder detect_builder(const hwaccel_detect_options* options, const hwaccel::EnvironmentLookup& environment);
 
 }  // namespace hwaccel::capi

@@ -1,19 +1,49 @@
 // The C API's detection: detect options (backends, fixture, tool deadline,
 // host probes, log callback) and hwaccel_detect.
-#include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <new>
-#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 import hwaccel;
 
 #include "capi_support.hpp"
 
 using namespace hwaccel::capi;
+
+namespace {
+
+// Checks one detection setting through the library's table (the message of
+// a bad value is the CLI's and Python's) and keeps it, replacing an earlier one.
+hwaccel_status set_setting(hwaccel_detect_options& options, std::string_view key, std::string_view value,
+                           hwaccel_error** error) {
+  const hwaccel::Setting setting{std::string(key), std::string(value)};
+  if (auto checked = hwaccel::read_detect_settings(std::span(&setting, 1), {}); !checked)
+    return report(error, checked.error());
+  std::erase_if(options.settings, [&](const hwaccel::Setting& s) { return s.key == key; });
+  options.settings.push_back(setting);
+  return HWACCEL_OK;
+}
+
+}  // namespace
+
+namespace hwaccel::capi {
+
+hwaccel::DetectBuilder detect_builder(const hwaccel_detect_options* options, const hwaccel::EnvironmentLookup& environment) {
+  const std::vector<hwaccel::Setting> none;
+  auto settings = hwaccel::read_detect_settings(options ? options->settings : none, environment, hwaccel::BadEnvironment::ignore);
+  // The settings were checked one by one as they were set.
+  hwaccel::DetectBuilder builder = settings ? settings->builder() : hwaccel::DetectBuilder{};
+  if (options && options->sink)
+    builder.diagnostics(options->sink, settings && settings->log_level ? *settings->log_level : hwaccel::LogLevel::info);
+  return builder;
+}
+
+}  // namespace hwaccel::capi
 
 extern "C" {
 
@@ -28,11 +58,7 @@ HWACCEL_API hwaccel_status hwaccel_detect_options_set_backends(hwaccel_detect_op
   return guarded(error, [&] {
     if (!options) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_detect_options_set_backends: options is NULL");
     if (!backends) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_detect_options_set_backends: backends is NULL");
-    hwaccel::DetectBuilder candidate = options->builder;
-    if (auto r = candidate.select(backends); !r) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, r.error().message);
-    options->builder = std::move(candidate);
-    options->backends_chosen = true;
-    return HWACCEL_OK;
+    return set_setting(*options, "backends", backends, error);
   });
 }
 
@@ -50,11 +76,7 @@ HWACCEL_API hwaccel_status hwaccel_detect_options_set_tool_timeout_ms(hwaccel_de
   return guarded(error, [&] {
     if (!options)
       return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_detect_options_set_tool_timeout_ms: options is NULL");
-    if (timeout_ms < 1 || timeout_ms > 600'000)
-      return report(error, HWACCEL_ERROR_INVALID_ARGUMENT,
-                    "tool timeout " + std::to_string(timeout_ms) + " ms is outside 1 to 600000 ms");
-    options->builder.tool_timeout(std::chrono::milliseconds(timeout_ms));
-    return HWACCEL_OK;
+    return set_setting(*options, "timeout-ms", std::to_string(timeout_ms), error);
   });
 }
 
@@ -63,8 +85,7 @@ HWACCEL_API hwaccel_status hwaccel_detect_options_set_system_probes(hwaccel_dete
   return guarded(error, [&] {
     if (!options)
       return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_detect_options_set_system_probes: options is NULL");
-    options->builder.system_probes(enabled);
-    return HWACCEL_OK;
+    return set_setting(*options, "system-probes", enabled ? "true" : "false", error);
   });
 }
 
@@ -77,19 +98,21 @@ HWACCEL_API hwaccel_status hwaccel_detect_options_set_log_callback(hwaccel_detec
     if (level < HWACCEL_LOG_TRACE || level > HWACCEL_LOG_WARN)
       return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_detect_options_set_log_callback: unknown level");
     if (!callback) {
-      options->builder.diagnostics(nullptr);
+      options->sink = nullptr;
+      std::erase_if(options->settings, [](const hwaccel::Setting& s) { return s.key == "log-level"; });
       return HWACCEL_OK;
     }
-    options->builder.diagnostics(
-        [callback, user_data](const hwaccel::DiagnosticEvent& e) {
-          // NUL-terminated copies for C; the views live as long as the call.
-          const std::string event(e.event), backend(e.backend);
-          const hwaccel_log_event c{static_cast<hwaccel_log_level>(e.level), event.c_str(), backend.c_str(),
-                                    e.subject.c_str(), e.outcome.c_str(), e.detail.c_str(), e.count,
-                                    static_cast<int64_t>(e.elapsed.count())};
-          callback(&c, user_data);
-        },
-        static_cast<hwaccel::LogLevel>(level));
+    if (const auto status = set_setting(*options, "log-level", to_string(static_cast<hwaccel::LogLevel>(level)), error);
+        status != HWACCEL_OK)
+      return status;
+    options->sink = [callback, user_data](const hwaccel::DiagnosticEvent& e) {
+      // NUL-terminated copies for C; the views live as long as the call.
+      const std::string event(e.event), backend(e.backend);
+      const hwaccel_log_event c{static_cast<hwaccel_log_level>(e.level), event.c_str(), backend.c_str(),
+                                e.subject.c_str(), e.outcome.c_str(), e.detail.c_str(), e.count,
+                                static_cast<int64_t>(e.elapsed.count())};
+      callback(&c, user_data);
+    };
     return HWACCEL_OK;
   });
 }
@@ -99,18 +122,9 @@ HWACCEL_API hwaccel_status hwaccel_detect(const hwaccel_detect_options* options,
   if (out) *out = nullptr;
   return guarded(error, [&] {
     if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_detect: out is NULL");
-    hwaccel::DetectBuilder builder = options ? options->builder : hwaccel::DetectBuilder{};
     // As for AcceleratorRegistry::detect(): unless the caller chose the
     // backends, $HWACCEL_BACKENDS does, and a bad list is a warning.
-    std::optional<hwaccel::Warning> env_warning;
-    if (!options || !options->backends_chosen) {
-      const char* list = std::getenv("HWACCEL_BACKENDS");
-      if (list && !hwaccel::text::trim(list).empty()) {
-        if (auto r = builder.select(list); !r)
-          env_warning = hwaccel::Warning{"detect", hwaccel::WarningKind::invalid_value,
-                                         "HWACCEL_BACKENDS ignored: " + r.error().message};
-      }
-    }
+    const hwaccel::DetectBuilder builder = detect_builder(options, hwaccel::process_environment());
     auto result = std::make_unique<hwaccel_registry>();
     if (options && !options->fixture_dir.empty()) {
       auto fixture = hwaccel::FixtureSystem::open(options->fixture_dir);
@@ -119,7 +133,6 @@ HWACCEL_API hwaccel_status hwaccel_detect(const hwaccel_detect_options* options,
     } else {
       result->registry = builder.detect();
     }
-    if (env_warning) result->registry.inventory().warnings.push_back(std::move(*env_warning));
     *out = result.release();
     return HWACCEL_OK;
   });

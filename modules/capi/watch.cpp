@@ -27,7 +27,8 @@ HWACCEL_API hwaccel_status hwaccel_watch_start(const hwaccel_detect_options* opt
       result->system = hwaccel::make_live_system();
     }
     hwaccel::WatchOptions watch;
-    if (options) watch.detect = options->builder.options();
+    // As before the settings tables: the options alone, no environment variable.
+    watch.detect = detect_builder(options, {}).options();
     watch.rescan_interval = std::chrono::milliseconds(rescan_interval_ms);
     auto watcher = hwaccel::Watcher::start(*result->system, std::move(watch));
     if (!watcher) return report(error, watcher.error());

@@ -123,6 +123,22 @@ struct ScanOptions {
   std::optional<std::chrono::system_clock::time_point> now;
 };
 
+/// The longest per-node deadline of a scan (an hour).
+inline constexpr std::chrono::milliseconds max_node_deadline{3'600'000};
+/// Most commands a scan runs at once.
+inline constexpr std::size_t max_scan_concurrency = 4096;
+/// Largest per-node output cap of a scan, in MiB.
+inline constexpr std::size_t max_node_output_mib = 4096;
+
+/// The keys of ScanOptions:
+///   deadline-ms     whole number 1..3600000, default 60000: each node's deadline
+///   concurrency     whole number 1..4096, default 32: commands running at once
+///   max-output-mib  whole number 1..4096, default 16: each node's output cap
+std::span<const SettingKey<ScanOptions>> scan_setting_keys() noexcept;
+
+/// Reads scan options (read_settings over scan_setting_keys()).
+[[nodiscard]] Result<ScanOptions> read_scan_options(std::span<const Setting> values);
+
 /// Registry files, or folders of them (their *.json files). A node is named
 /// by its registry's system.host, else by the file's name without .json.
 /// A file that cannot be read or parsed is a node error, never a failure.
@@ -137,7 +153,9 @@ Fleet scan_lines(std::string_view text, const ScanOptions& options = {});
 
 /// A command run once per host: words split as a shell would (single and
 /// double quotes, backslash), but run without one; "{host}" is replaced in
-/// every word. It must name {host} at least once.
+/// every word. It must name {host} at least once, and not in its first word,
+/// the program: a name looked up on PATH, or a path to it (absolute, or
+/// relative to the working folder).
 struct CommandTemplate {
   std::vector<std::string> words;
   static Result<CommandTemplate> parse(std::string_view text);

@@ -206,9 +206,14 @@ Result<CommandTemplate> CommandTemplate::parse(std::string_view input) {
   }
   if (in_word) command.words.push_back(std::move(word));
   if (command.words.empty()) return fail(ErrorKind::invalid_input, "command template is empty");
-  if (command.words.front().find('/') != std::string::npos)
+  // The program is run without a shell: a name looked up on PATH, or a path
+  // to it ("/opt/hwaccel/bin/hwaccel", "./node-agent"). A host name never
+  // chooses it.
+  const std::string& program = command.words.front();
+  if (program.empty()) return fail(ErrorKind::invalid_input, "command template: the program's name is empty");
+  if (program.find("{host}") != std::string::npos)
     return fail(ErrorKind::invalid_input,
-                text::cat("command template: \"", command.words.front(), "\" must be a tool name looked up on PATH"));
+                text::cat("command template: the program \"", text::excerpt(program), "\" may not name {host}"));
   if (std::none_of(command.words.begin(), command.words.end(),
                    [](const std::string& w) { return w.find("{host}") != std::string::npos; }))
     return fail(ErrorKind::invalid_input, "command template does not name {host}: every node would run the same command");

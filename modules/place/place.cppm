@@ -138,6 +138,29 @@ struct PlacementOptions {
   std::size_t exact_max_nodes = 12;
 };
 
+// --- settings by name ------------------------------------------------------------
+
+/// Largest instance (replicas and nodes) a placement searches exactly.
+inline constexpr std::size_t max_exact_placement = 64;
+
+/// busy's value: a file when one is there (a list, or a placement result),
+/// else the list itself (parse_busy).
+[[nodiscard]] Result<BusyDevices> read_busy(std::string_view file_or_list);
+
+/// The keys of CapacityOptions:
+///   node-kind  text: a hypothetical node or a kind of the fleet; default the fleet's most common
+///   busy       text: HOST,HOST/cuda:0,... or a file of them (read_busy)
+///   fabric     text: the fabric between nodes (parse_fabric)
+///   max-nodes  whole number 1..max_cluster_nodes, default 4096
+std::span<const SettingKey<CapacityOptions>> capacity_setting_keys() noexcept;
+[[nodiscard]] Result<CapacityOptions> read_capacity_options(std::span<const Setting> values);
+
+/// The keys of PlacementOptions:
+///   busy, fabric  as CapacityOptions'
+///   exact-max     whole number 0..max_exact_placement, default 12: exact_max_replicas and exact_max_nodes
+std::span<const SettingKey<PlacementOptions>> placement_setting_keys() noexcept;
+[[nodiscard]] Result<PlacementOptions> read_placement_options(std::span<const Setting> values);
+
 struct PlacementResult {
   std::vector<ReplicaPlacement> placed;
   std::vector<UnplacedReplica> unplaced;

@@ -58,8 +58,8 @@ Result<Workload> read_workload(simdjson::dom::element item, std::size_t index) {
         return fail(bad(index, "\"context\" must be a whole number of tokens"));
     } else if (key == "batch") {
       std::uint64_t n = 0;
-      if (value.get_uint64().get(n) != simdjson::SUCCESS || n == 0 || n > 65536)
-        return fail(bad(index, "\"batch\" must be 1..65536"));
+      if (value.get_uint64().get(n) != simdjson::SUCCESS || n == 0 || n > max_plan_batch)
+        return fail(bad(index, text::cat("\"batch\" must be 1..", max_plan_batch)));
       w.batch = static_cast<std::uint32_t>(n);
     } else if (key == "reserve") {
       if (value.get_double().get(w.reserve_fraction) != simdjson::SUCCESS)

@@ -106,6 +106,13 @@ struct RecommendOptions {
   /// Instances a model may span (a multi-node plan over copies of one
   /// instance type); 1: each instance alone.
   std::uint32_t max_instances = 1;
+  /// A catalogue file replacing the built-in one; empty: the built-in one.
+  std::string catalogue_file;
+
+  /// The catalogue to recommend from: `catalogue_file` read (its
+  /// accelerators may be ids of `extra`, a user device-spec file; errors
+  /// prefixed "catalogue: "), else the built-in one.
+  [[nodiscard]] Result<InstanceCatalogue> load_catalogue(const DeviceSpecSet& extra = DeviceSpecSet()) const;
 };
 
 /// Why an instance was not recommended.

@@ -31,8 +31,6 @@ inline constexpr double allreduce_latency_s = 10e-6;
 inline constexpr double pcie_allreduce_latency_s = 40e-6;
 inline constexpr double pipeline_hop_latency_s = 20e-6;
 inline constexpr double apple_gpu_share = 0.75;  // Metal's recommended working set on Apple silicon
-inline constexpr std::uint64_t max_plan_context = 1ull << 24;
-inline constexpr std::uint32_t max_plan_batch = 65536;
 
 inline std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
   return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;

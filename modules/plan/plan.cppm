@@ -1,7 +1,8 @@
 // hwaccel.plan: how a model should run on a registry's devices: model
 // descriptions (from a parameter count, the catalogue, or the model's own
 // files), memory estimates, quantization suggestions, sharding plans and
-// throughput grounded in bandwidth and FLOPs; cloud instances a model fits on.
+// throughput grounded in bandwidth and FLOPs; cloud instances a model fits on;
+// the settings tables the front ends read them through.
 module;
 #include <cstdint>
 export module hwaccel.plan;
@@ -15,6 +16,7 @@ export import :runtime;
 export import :planner;
 export import :cloud;
 export import :hf_cache;
+export import :settings;
 
 export namespace hwaccel {
 

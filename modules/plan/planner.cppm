@@ -30,6 +30,11 @@ enum class PlanObjective : std::uint8_t {
 
 std::string_view to_string(PlanObjective objective) noexcept;
 
+/// The longest context a plan is made for, in tokens (InferenceSettings::validate).
+inline constexpr std::uint64_t max_plan_context = std::uint64_t{1} << 24;
+/// The most sequences a plan runs at once per replica.
+inline constexpr std::uint32_t max_plan_batch = 65536;
+
 /// What to plan for.
 struct InferenceSettings {
   /// Empty: the highest-quality level that fits (a GGUF file's own level

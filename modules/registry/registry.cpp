@@ -122,16 +122,10 @@ std::uint64_t AcceleratorRegistry::total_memory_including_cpu() const noexcept {
 
 AcceleratorRegistry AcceleratorRegistry::detect() {
   const auto system = make_live_system();
-  DetectBuilder builder;
-  std::string env_error;
-  if (const auto list = system->env("HWACCEL_BACKENDS"); list && !text::trim(*list).empty()) {
-    if (auto r = builder.select(*list); !r) env_error = r.error().message;
-  }
-  AcceleratorRegistry registry = builder.detect(*system);
-  if (!env_error.empty())
-    registry.inventory_.warnings.push_back(
-        Warning{"detect", WarningKind::invalid_value, "HWACCEL_BACKENDS ignored: " + env_error});
-  return registry;
+  // $HWACCEL_BACKENDS through the detection settings; a bad list is a warning.
+  auto settings = read_detect_settings({}, [&](std::string_view name) { return system->env(name); },
+                                       BadEnvironment::ignore);
+  return (settings ? settings->builder() : DetectBuilder{}).detect(*system);
 }
 
 DetectBuilder AcceleratorRegistry::builder() { return DetectBuilder{}; }
@@ -195,8 +189,15 @@ AcceleratorRegistry DetectBuilder::detect() const {
   return detect(*system);
 }
 
+DetectBuilder& DetectBuilder::warning(Warning warning) {
+  warnings_.push_back(std::move(warning));
+  return *this;
+}
+
 AcceleratorRegistry DetectBuilder::detect(const System& system) const {
-  return AcceleratorRegistry(detect_inventory(system, options_));
+  AcceleratorRegistry registry(detect_inventory(system, options_));
+  for (const auto& w : warnings_) registry.inventory().warnings.push_back(w);
+  return registry;
 }
 
 }  // namespace hwaccel

@@ -158,6 +158,10 @@ class DetectBuilder {
   /// turns them off.
   DetectBuilder& diagnostics(DiagnosticSink sink, LogLevel level = LogLevel::info);
 
+  /// A warning added to every registry this builder detects (a bad
+  /// $HWACCEL_BACKENDS that was ignored).
+  DetectBuilder& warning(Warning warning);
+
   const DetectOptions& options() const noexcept { return options_; }
 
   AcceleratorRegistry detect() const;
@@ -165,7 +169,50 @@ class DetectBuilder {
 
  private:
   DetectOptions options_;
+  std::vector<Warning> warnings_;
 };
+
+// --- detection settings by name ----------------------------------------------
+
+/// The longest deadline a tool run may be given (ten minutes).
+inline constexpr std::chrono::milliseconds max_tool_timeout{600'000};
+
+/// What a detection is asked for by name: the CLI's --backends, --timeout-ms,
+/// --no-system-probes and -v, the C API's detect options, Python's
+/// detect() keywords (detect_setting_keys()).
+struct DetectSettings {
+  std::bitset<backend_count> backends = std::bitset<backend_count>{}.set();
+  std::chrono::milliseconds tool_timeout = default_tool_timeout;
+  bool system_probes = true;
+  /// Look for every backend's tools, also where the kernel shows none of its
+  /// devices (DetectOptions::all_tools).
+  bool all_tools = false;
+  /// The diagnostic events wanted, at this level and above; empty: none.
+  /// (The front end chooses where they go: stderr, a callback, `logging`.)
+  std::optional<LogLevel> log_level;
+  /// Environment values ignored as bad, each a warning of the detection.
+  std::vector<Warning> warnings;
+
+  /// A builder with these backends, probes and deadline, and the warnings;
+  /// no diagnostic sink (diagnostics() adds one at log_level).
+  DetectBuilder builder() const;
+};
+
+/// The keys of DetectSettings:
+///   backends       text, default all, $HWACCEL_BACKENDS: a comma list (cpu,cuda; all; none)
+///   timeout-ms     whole number 1..600000, default 5000: each tool run's deadline
+///   system-probes  boolean, default true: also read environment, storage and network
+///   all-tools      boolean, default false: look for tools without kernel evidence too
+///   log-level      choice warn|info|debug|trace, $HWACCEL_LOG: diagnostic events wanted
+std::span<const SettingKey<DetectSettings>> detect_setting_keys() noexcept;
+
+/// Reads detection settings (read_settings over detect_setting_keys()).
+/// With BadEnvironment::ignore, a bad $HWACCEL_BACKENDS or $HWACCEL_LOG is a
+/// warning of the detection (in `warnings`), as AcceleratorRegistry::detect()
+/// and the C API treat it; the CLI refuses it (BadEnvironment::fail).
+[[nodiscard]] Result<DetectSettings> read_detect_settings(std::span<const Setting> values,
+                                                          const EnvironmentLookup& environment = process_environment(),
+                                                          BadEnvironment bad = BadEnvironment::fail);
 
 /// How the registry is written.
 struct JsonOptions {

@@ -177,7 +177,7 @@ TrainingMethod TrainingSettings::weight_method() const noexcept {
 }
 
 Result<void> TrainingSettings::validate() const {
-  constexpr std::uint32_t max_degree = 1u << 20;
+  constexpr std::uint32_t max_degree = max_parallel_degree;
   const auto degree = [&](std::uint32_t v, std::string_view what) -> Result<void> {
     if (v == 0 || v > max_degree)
       return fail(ErrorKind::invalid_input, text::cat(what, " must be in 1..", max_degree, ", got ", v));
@@ -188,12 +188,15 @@ Result<void> TrainingSettings::validate() const {
   if (auto r = degree(pipeline_parallel, "pipeline-parallel degree"); !r) return r;
   if (devices() > max_degree)
     return fail(ErrorKind::invalid_input, text::cat("dp x tp x pp = ", devices(), " devices is more than ", max_degree));
-  if (micro_batch == 0 || micro_batch > 65536)
-    return fail(ErrorKind::invalid_input, text::cat("micro-batch must be in 1..65536 sequences, got ", micro_batch));
-  if (sequence == 0 || sequence > (1u << 24))
-    return fail(ErrorKind::invalid_input, text::cat("sequence length must be in 1..16777216 tokens, got ", sequence));
-  if (micro_batches && (*micro_batches == 0 || *micro_batches > 1'000'000))
-    return fail(ErrorKind::invalid_input, text::cat("micro-batches per step must be in 1..1000000, got ", *micro_batches));
+  if (micro_batch == 0 || micro_batch > max_micro_batch)
+    return fail(ErrorKind::invalid_input,
+                text::cat("micro-batch must be in 1..", max_micro_batch, " sequences, got ", micro_batch));
+  if (sequence == 0 || sequence > max_training_sequence)
+    return fail(ErrorKind::invalid_input,
+                text::cat("sequence length must be in 1..", max_training_sequence, " tokens, got ", sequence));
+  if (micro_batches && (*micro_batches == 0 || *micro_batches > max_micro_batches))
+    return fail(ErrorKind::invalid_input,
+                text::cat("micro-batches per step must be in 1..", max_micro_batches, ", got ", *micro_batches));
   if (zero_stage > 3) return fail(ErrorKind::invalid_input, text::cat("ZeRO stage must be 0, 1, 2 or 3, got ", zero_stage));
   if (offload == OffloadMode::optimizer && zero_stage == 0)
     return fail(ErrorKind::invalid_input,
@@ -206,12 +209,13 @@ Result<void> TrainingSettings::validate() const {
   if (sequence_parallel && sequence % tensor_parallel != 0)
     return fail(ErrorKind::invalid_input, text::cat("with sequence parallelism the sequence (", sequence,
                                                     ") must divide by the tensor-parallel degree (", tensor_parallel, ")"));
-  if (lora_rank && (*lora_rank == 0 || *lora_rank > 65536))
-    return fail(ErrorKind::invalid_input, text::cat("LoRA rank must be in 1..65536, got ", *lora_rank));
+  if (lora_rank && (*lora_rank == 0 || *lora_rank > max_lora_rank))
+    return fail(ErrorKind::invalid_input, text::cat("LoRA rank must be in 1..", max_lora_rank, ", got ", *lora_rank));
   if (lora_targets && lora_targets->empty()) return fail(ErrorKind::invalid_input, "LoRA needs at least one target matrix");
-  if (prefix_length && (*prefix_length == 0 || *prefix_length > 65536))
-    return fail(ErrorKind::invalid_input, text::cat("prefix length must be in 1..65536 virtual tokens, got ", *prefix_length));
-  if (prefix_projection > (1u << 20))
+  if (prefix_length && (*prefix_length == 0 || *prefix_length > max_prefix_length))
+    return fail(ErrorKind::invalid_input,
+                text::cat("prefix length must be in 1..", max_prefix_length, " virtual tokens, got ", *prefix_length));
+  if (prefix_projection > max_prefix_projection)
     return fail(ErrorKind::invalid_input, text::cat("prefix projection width is out of range: ", prefix_projection));
   if (!(reserve_fraction >= 0.0 && reserve_fraction <= 0.95))
     return fail(ErrorKind::invalid_input, text::cat("reserve must be a fraction in [0, 0.95], got ", reserve_fraction));

@@ -7,6 +7,7 @@ module;
 #include <string_view>
 export module hwaccel.training:settings;
 import hwaccel.hardware;
+import hwaccel.plan;
 
 export namespace hwaccel {
 
@@ -124,6 +125,22 @@ Result<LoraTargets> parse_lora_targets(std::string_view list);
 /// al. 2019; PyTorch FSDP's NO_SHARD, SHARD_GRAD_OP and FULL_SHARD are
 /// stages 0, 2 and 3).
 Result<std::uint32_t> parse_zero_stage(std::string_view name);
+
+/// Largest data-, tensor- or pipeline-parallel degree, and the most devices
+/// dp x tp x pp may take.
+inline constexpr std::uint32_t max_parallel_degree = 1u << 20;
+/// Most sequences in a micro-batch: what the planner runs at once per replica.
+inline constexpr std::uint64_t max_micro_batch = max_plan_batch;
+/// Longest training sequence, in tokens: the planner's longest context.
+inline constexpr std::uint64_t max_training_sequence = max_plan_context;
+/// Most micro-batches per optimizer step.
+inline constexpr std::uint32_t max_micro_batches = 1'000'000;
+/// Largest LoRA rank.
+inline constexpr std::uint32_t max_lora_rank = 65536;
+/// Most prefix-tuning virtual tokens per layer.
+inline constexpr std::uint32_t max_prefix_length = 65536;
+/// Widest prefix-tuning reparameterization MLP.
+inline constexpr std::uint32_t max_prefix_projection = 1u << 20;
 
 /// A training run. Defaults: full fine-tuning in bf16 mixed precision with
 /// AdamW on one device, micro-batch 1, 2048 tokens, FlashAttention, no

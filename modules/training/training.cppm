@@ -11,6 +11,7 @@ export import :settings;
 export import :adapters;
 export import :activations;
 export import :estimate;
+export import :setting_keys;
 
 export namespace hwaccel {
 

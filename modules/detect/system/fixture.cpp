@@ -746,6 +746,8 @@ std::optional<std::string> FixtureSystem::env(std::string_view name) const {
 std::optional<std::string> FixtureSystem::find_tool(std::string_view name) const {
   const auto& tools = state_->manifest.tools;
   if (std::find(tools.begin(), tools.end(), name) == tools.end()) return std::nullopt;
+  // A path names the program itself; a bare name was found on PATH.
+  if (name.find('/') != std::string_view::npos) return std::string(name);
   return text::cat("/usr/bin/", name);
 }
 

@@ -280,7 +280,15 @@ class LiveSystem final : public System {
   }
 
   std::optional<std::string> find_tool(std::string_view name) const override {
-    if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..") return std::nullopt;
+    if (name.empty() || name == "." || name == "..") return std::nullopt;
+    // A path (a command template's program): that file, or nothing; no search.
+    if (name.find('/') != std::string_view::npos) {
+      const std::string path(name);
+      struct stat st{};
+      if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+      if (::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) != 0) return std::nullopt;
+      return path;
+    }
     {
       std::lock_guard lock(tool_cache_mutex_);
       if (const auto it = tool_cache_.find(name); it != tool_cache_.end()) return it->second;
@@ -409,7 +417,10 @@ Result<ToolResult> LiveSystem::run(const ToolRequest& request) const {
   const std::string command = describe_command(request.argv);
   const auto path = find_tool(request.argv[0]);
   if (!path)
-    return fail(ErrorKind::tool_not_found, text::cat(request.argv[0], ": not found on PATH (or not executable)"));
+    return fail(ErrorKind::tool_not_found,
+                text::cat(request.argv[0], request.argv[0].find('/') == std::string::npos
+                                               ? ": not found on PATH (or not executable)"
+                                               : ": not an executable file"));
 
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return fail(errno_error(errno, "cannot create a pipe for", command));

@@ -72,7 +72,9 @@ inline constexpr int max_symlink_hops = 40;
 
 /// A tool invocation: no shell, argv only.
 struct ToolRequest {
-  std::vector<std::string> argv;  ///< argv[0] is the bare tool name, looked up on PATH
+  /// argv[0] is the bare tool name, looked up on PATH (what detectors run),
+  /// or a path to the program (a command template's; see find_tool).
+  std::vector<std::string> argv;
   std::chrono::milliseconds timeout = default_tool_timeout;
   std::size_t max_output_bytes = default_output_cap;
 };
@@ -189,8 +191,10 @@ class System {
   /// The detecting process's user and groups (root where a System does not
   /// know: a fixture without "identity").
   virtual ProcessIdentity identity() const { return {}; }
-  /// Absolute path of an executable tool (regular file with the exec bit),
-  /// or nullopt. `name` must be a bare file name.
+  /// Path of an executable tool (regular file with the exec bit), or
+  /// nullopt: a bare file name is looked up on the search path (an absolute
+  /// path is returned); a name holding a '/' is a path, absolute or relative
+  /// to the working folder, taken as it is ("." and ".." are never tools).
   virtual std::optional<std::string> find_tool(std::string_view name) const = 0;
   /// Runs a tool found by find_tool(argv[0]). Errors: tool_not_found,
   /// tool_failed (could not start), timeout (process group killed),
