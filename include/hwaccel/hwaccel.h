@@ -258,8 +258,10 @@ HWACCEL_API const char* hwaccel_warning_message(const hwaccel_warning* warning);
 
 /* A plan or training request: the model and its settings, each set by the
  * name of the matching `hwaccel plan` / `hwaccel train` option (without the
- * dashes). Values are checked when the request is used, and an error names
- * the key. Keys:
+ * dashes; '_' may stand for '-'). Values are checked when the request is
+ * used, by the settings tables the command and the Python package use too:
+ * the same bounds, and an error "KEY 'VALUE': why" after the function's name.
+ * A request without `device-specs` reads $HWACCEL_DEVICE_SPECS. Keys:
  *   model          catalogue id ("llama-3.1-70b"), or a config.json, .gguf,
  *                  .safetensors, *.safetensors.index.json or model folder
  *   params         parameter count instead of a model ("7e9", "70B")
@@ -268,9 +270,13 @@ HWACCEL_API const char* hwaccel_warning_message(const hwaccel_warning* warning);
  *   device-specs   a JSON file of devices the built-in spec table lacks
  *                  (docs/planning.md, "Device specs"): names for `devices`,
  *                  and figures for the registry's devices it matches
+ *   nodes          copies of the node planned on (1 to 100000)
+ *   fabric         the fabric between nodes ("ib-8x400g")
  *   reserve        share of each device's memory kept free (0 to 0.95)
- * plan:   quant, kv-dtype, context, batch, objective (throughput|latency),
- *         formats (hf|gguf), offload (true|false), flash-attention (true|false)
+ * plan:   quant, kv-dtype, context (1 to 16777216), batch (1 to 65536),
+ *         objective (throughput|latency), formats (hf|gguf), offload
+ *         (true|false), flash-attention (true|false), runtime, input-len,
+ *         output-len, expert-parallel
  * train:  method, optimizer, precision, zero, offload (none|optimizer|params),
  *         dp, tp, pp, sequence-parallel, micro-batch, micro-batches, seq,
  *         recompute, attention, dropout, lora-rank, lora-targets, qlora-bits,

@@ -141,7 +141,8 @@ def detect(
 
     level = wanted_level()
     native, events = _native.detect(
-        _path(fixture, "fixture"), _backend_list(backends), timeout_ms, system_probes, level
+        _path(fixture, "fixture"),
+        {"backends": _backend_list(backends), "timeout_ms": timeout_ms, "system_probes": system_probes, "log_level": level},
     )
     if events:
         emit(events)
@@ -171,7 +172,9 @@ class CachedRegistry:
     ) -> None:
         if ttl < 0:
             raise InvalidInput(f"ttl: {ttl} is negative")
-        self._native = _native.CachedRegistry(int(ttl * 1000), _backend_list(backends), timeout_ms, system_probes)
+        self._native = _native.CachedRegistry(
+            int(ttl * 1000), {"backends": _backend_list(backends), "timeout_ms": timeout_ms, "system_probes": system_probes}
+        )
 
     def get(self) -> Registry:
         """The cached registry, detected afresh when older than the TTL."""
@@ -213,16 +216,13 @@ def cached(
     return cache.get()
 
 
-def _device_specs(device_specs: Optional[PathLike]) -> Optional[str]:
-    return _path(device_specs, "device_specs") or os.environ.get("HWACCEL_DEVICE_SPECS") or None
-
-
 def _planning_registry(
     devices: Optional[str],
     fixture: Optional[PathLike],
     registry: Optional[Registry],
-    device_specs: Optional[str] = None,
-) -> _native.Registry:
+) -> Optional[_native.Registry]:
+    """What to plan on when no devices are named: the registry, the fixture
+    or this machine (None with devices: the library makes them)."""
     given = [name for name, v in (("devices", devices), ("fixture", fixture), ("registry", registry)) if v is not None]
     if len(given) > 1:
         raise InvalidInput(f"give at most one of devices, fixture and registry (got {' and '.join(given)})")
@@ -230,7 +230,9 @@ def _planning_registry(
         if not isinstance(registry, Registry):
             raise TypeError(f"registry: a hwaccel.Registry, not {type(registry).__name__}")
         return registry._native
-    return _native.planning_registry(devices, _path(fixture, "fixture"), device_specs)
+    if devices is not None:
+        return None
+    return _native.machine_registry(_path(fixture, "fixture"))
 
 
 def _model(model: Model) -> Union[str, int]:
@@ -241,6 +243,12 @@ def _model(model: Model) -> Union[str, int]:
     raise TypeError(f"model: a catalogue id, a path or a parameter count, not {type(model).__name__}")
 
 
+# Settings left as None take the library's defaults (docs/python.md,
+# "Settings"); every value is checked by the library's settings tables, as
+# the command's options and the C API's request keys are, with the same
+# error text.
+
+
 def plan(
     model: Model,
     *,
@@ -248,19 +256,19 @@ def plan(
     fixture: Optional[PathLike] = None,
     registry: Optional[Registry] = None,
     quant: Optional[str] = None,
-    context: int = 4096,
-    batch: int = 1,
+    context: Optional[int] = None,
+    batch: Optional[int] = None,
     kv_dtype: Optional[str] = None,
-    reserve: float = 0.10,
-    objective: str = "throughput",
+    reserve: Optional[float] = None,
+    objective: Optional[str] = None,
     formats: Optional[str] = None,
-    offload: bool = True,
-    nodes: int = 1,
+    offload: Optional[bool] = None,
+    nodes: Optional[int] = None,
     fabric: Optional[str] = None,
-    expert_parallel: bool = False,
+    expert_parallel: Optional[bool] = None,
     runtime: Optional[str] = None,
-    input_len: int = 0,
-    output_len: int = 0,
+    input_len: Optional[int] = None,
+    output_len: Optional[int] = None,
     device_specs: Optional[PathLike] = None,
     flash_attention: Optional[bool] = None,
 ) -> Plan:
@@ -274,37 +282,35 @@ def plan(
     MoE model's experts over each tensor-parallel group. ``runtime``
     (``"llama.cpp-cuda"``, ``"vllm"``, ...) picks the speed profile, and
     ``input_len`` with ``output_len`` gives a server's throughput, TTFT and
-    TPOT for ``batch`` requests of that shape (``throughput["serving"]``).
-    ``device_specs`` (default ``$HWACCEL_DEVICE_SPECS``) is a file of devices
-    the spec table lacks: names for ``devices`` and figures for matched ones.
-    ``flash_attention`` is llama.cpp's ``-fa`` (default off, as the llama.cpp
-    profiles' calibration runs): on, each KV head is read once per token."""
-    specs_file = _device_specs(device_specs)
-    cluster = devices if devices is not None and "(" in devices else None
-    native_registry = None if cluster is not None else _planning_registry(devices, fixture, registry, specs_file)
-    if cluster is not None and (fixture is not None or registry is not None):
-        raise InvalidInput("give at most one of devices, fixture and registry")
-    document = _native.plan(
-        native_registry,
-        _model(model),
-        quant,
-        context,
-        batch,
-        kv_dtype,
-        reserve,
-        objective,
-        formats,
-        offload,
-        cluster=cluster,
-        nodes=nodes,
-        fabric=fabric,
-        expert_parallel=expert_parallel,
-        runtime=runtime,
-        input_len=input_len,
-        output_len=output_len,
-        device_specs=specs_file,
-        flash_attention=flash_attention,
-    )
+    TPOT for ``batch`` requests of that shape (``throughput["serving"]``; the
+    context is then their sum unless given). Defaults: context 4096, batch 1,
+    reserve 0.1, objective ``"throughput"``, offload on, the best level that
+    fits. ``device_specs`` (default ``$HWACCEL_DEVICE_SPECS``) is a file of
+    devices the spec table lacks: names for ``devices`` and figures for
+    matched ones. ``flash_attention`` is llama.cpp's ``-fa`` (default off, as
+    the llama.cpp profiles' calibration runs): on, each KV head is read once
+    per token."""
+    native_registry = _planning_registry(devices, fixture, registry)
+    settings: Dict[str, Any] = {
+        "devices": devices,
+        "quant": quant,
+        "context": context,
+        "batch": batch,
+        "kv_dtype": kv_dtype,
+        "reserve": reserve,
+        "objective": objective,
+        "formats": formats,
+        "offload": offload,
+        "nodes": nodes,
+        "fabric": fabric,
+        "expert_parallel": expert_parallel,
+        "runtime": runtime,
+        "input_len": input_len,
+        "output_len": output_len,
+        "device_specs": _path(device_specs, "device_specs"),
+        "flash_attention": flash_attention,
+    }
+    document = _native.plan(native_registry, _model(model), settings)
     import json
 
     return Plan(json.loads(document))
@@ -318,42 +324,48 @@ def train(
     fixture: Optional[PathLike] = None,
     registry: Optional[Registry] = None,
     adapter: Optional[str] = None,
-    optimizer: str = "adamw",
-    precision: str = "bf16",
-    zero: Union[int, str] = 0,
-    offload: str = "none",
-    dp: int = 1,
-    tp: int = 1,
-    pp: int = 1,
-    sequence_parallel: bool = False,
-    micro_batch: int = 1,
-    seq: int = 2048,
+    optimizer: Optional[str] = None,
+    precision: Optional[str] = None,
+    zero: Union[None, int, str] = None,
+    offload: Optional[str] = None,
+    dp: Optional[int] = None,
+    tp: Optional[int] = None,
+    pp: Optional[int] = None,
+    sequence_parallel: Optional[bool] = None,
+    micro_batch: Optional[int] = None,
+    seq: Optional[int] = None,
     micro_batches: Optional[int] = None,
-    recompute: str = "none",
-    attention: str = "flash",
-    dropout: bool = False,
+    recompute: Optional[str] = None,
+    attention: Optional[str] = None,
+    dropout: Optional[bool] = None,
     lora_rank: Optional[int] = None,
     lora_targets: Union[None, str, Iterable[str]] = None,
     qlora_bits: Optional[int] = None,
-    double_quant: bool = True,
+    double_quant: Optional[bool] = None,
     base_quant: Optional[str] = None,
     frozen_quant: Optional[str] = None,
     prefix_length: Optional[int] = None,
-    prefix_projection: int = 0,
+    prefix_projection: Optional[int] = None,
     teacher: Optional[Model] = None,
     reward_model: Optional[Model] = None,
-    reserve: float = 0.10,
+    reserve: Optional[float] = None,
+    nodes: Optional[int] = None,
+    fabric: Optional[str] = None,
+    device_specs: Optional[PathLike] = None,
 ) -> TrainingEstimate:
     """Training memory per device by method, precision, optimizer and sharding,
     checked against the devices (``hwaccel train``; the same options, named
-    the Python way). method: full, lora, qlora, prefix, dpo, rlhf or distill."""
+    the Python way, with the same defaults: adamw, bf16 mixed precision, ZeRO
+    stage 0, no offload, dp = tp = pp = 1, micro-batch 1, 2048 tokens, flash
+    attention). method: full, lora, qlora, prefix, dpo, rlhf or distill."""
     native_registry = _planning_registry(devices, fixture, registry)
-    options: Dict[str, Any] = {
+    settings: Dict[str, Any] = {
+        "devices": devices,
         "method": method,
         "adapter": adapter,
         "optimizer": optimizer,
         "precision": precision,
-        "zero": str(zero),
+        "zero": zero,
         "offload": offload,
         "dp": dp,
         "tp": tp,
@@ -366,18 +378,25 @@ def train(
         "attention": attention,
         "dropout": dropout,
         "lora_rank": lora_rank,
-        "lora_targets": lora_targets if lora_targets is None or isinstance(lora_targets, str) else ",".join(lora_targets),
+        "lora_targets": lora_targets if lora_targets is None or isinstance(lora_targets, str) else list(lora_targets),
         "qlora_bits": qlora_bits,
         "double_quant": double_quant,
         "base_quant": base_quant,
         "frozen_quant": frozen_quant,
         "prefix_length": prefix_length,
         "prefix_projection": prefix_projection,
-        "teacher": None if teacher is None else _model(teacher),
-        "reward_model": None if reward_model is None else _model(reward_model),
         "reserve": reserve,
+        "nodes": nodes,
+        "fabric": fabric,
+        "device_specs": _path(device_specs, "device_specs"),
     }
-    document = _native.train(native_registry, _model(model), options)
+    document = _native.train(
+        native_registry,
+        _model(model),
+        settings,
+        None if teacher is None else _model(teacher),
+        None if reward_model is None else _model(reward_model),
+    )
     import json
 
     return TrainingEstimate(json.loads(document))
@@ -387,20 +406,31 @@ def recommend(
     model: Model,
     *,
     quant: str,
-    context: int = 4096,
-    batch: int = 1,
+    context: Optional[int] = None,
+    batch: Optional[int] = None,
     kv_dtype: Optional[str] = None,
-    reserve: float = 0.10,
+    reserve: Optional[float] = None,
     providers: Optional[Iterable[str]] = None,
     catalogue: Optional[PathLike] = None,
+    max_instances: Optional[int] = None,
+    device_specs: Optional[PathLike] = None,
 ) -> Recommendation:
     """The cheapest cloud instances a model fits on (``hwaccel recommend``);
     the catalogue file defaults to ``$HWACCEL_INSTANCE_CATALOGUE``, else the
-    built-in one."""
-    catalogue_file = _path(catalogue, "catalogue") or os.environ.get("HWACCEL_INSTANCE_CATALOGUE") or None
-    document = _native.recommend(
-        _model(model), quant, context, batch, kv_dtype, reserve, list(providers or []), catalogue_file
-    )
+    built-in one; ``device_specs`` (default ``$HWACCEL_DEVICE_SPECS``) names
+    devices a user catalogue may use."""
+    settings: Dict[str, Any] = {
+        "quant": quant,
+        "context": context,
+        "batch": batch,
+        "kv_dtype": kv_dtype,
+        "reserve": reserve,
+        "provider": None if providers is None else list(providers),
+        "catalogue": _path(catalogue, "catalogue"),
+        "max_instances": max_instances,
+        "device_specs": _path(device_specs, "device_specs"),
+    }
+    document = _native.recommend(_model(model), settings)
     import json
 
     return Recommendation(json.loads(document))
@@ -412,7 +442,8 @@ def specs(device_specs: Optional[PathLike] = None) -> List[Spec]:
     ``$HWACCEL_DEVICE_SPECS``), each with ``user_file`` in its fields."""
     import json
 
-    return [Spec(s) for s in json.loads(_native.specs_json(_device_specs(device_specs)))]
+    document = _native.specs_json({"device_specs": _path(device_specs, "device_specs")})
+    return [Spec(s) for s in json.loads(document)]
 
 
 def models() -> List[CatalogueModel]:
@@ -434,7 +465,7 @@ def telemetry(
     replays a captured machine. A source that fails is in ``failed_sources``
     and ``warnings``; nothing raises for what the machine holds."""
     native_registry = registry._native if registry is not None else None
-    _, sample = _native.sample_telemetry(native_registry, _path(fixture, "fixture"), timeout_ms)
+    _, sample = _native.sample_telemetry(native_registry, _path(fixture, "fixture"), {"timeout_ms": timeout_ms})
     import json
 
     return Telemetry(json.loads(sample.to_json()))
@@ -450,7 +481,7 @@ def metrics(
     """One telemetry sample as Prometheus metrics (``hwaccel metrics``), or
     OpenMetrics; for a process that serves its own /metrics."""
     native_registry = registry._native if registry is not None else None
-    detected, sample = _native.sample_telemetry(native_registry, _path(fixture, "fixture"), timeout_ms)
+    detected, sample = _native.sample_telemetry(native_registry, _path(fixture, "fixture"), {"timeout_ms": timeout_ms})
     return str(_native.metrics_text(detected, sample, openmetrics))
 
 
@@ -474,7 +505,7 @@ def capture(
         socket.gethostname() or "unknown-host",
         datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
-    native = _native.capture(out, machine or "", source, _backend_list(backends), timeout_ms)
+    native = _native.capture(out, machine or "", source, {"backends": _backend_list(backends), "timeout_ms": timeout_ms})
     registry = Registry(native)
     with open(os.path.join(out, "expected.json"), "w", encoding="utf-8") as f:
         f.write(registry.to_json(pretty=True, timings=False))

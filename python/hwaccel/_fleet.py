@@ -124,39 +124,55 @@ class Fleet:
         *,
         busy: Union[None, str, Iterable[str]] = None,
         fabric: Optional[str] = None,
-        exact_max: int = 12,
+        exact_max: Optional[int] = None,
+        device_specs: Optional[PathLike] = None,
     ) -> Record:
         """Places model replicas on this fleet's nodes (``hwaccel place``;
         docs/planning.md, "Placement"): ``workloads`` is a workloads document
         or a list of ``{"model", "replicas", "quantization", ...}`` entries;
         ``busy`` names taken nodes or ``host/device`` ids (or an earlier
-        result's JSON). The result has ``placed``, ``unplaced`` (with reasons),
+        result's JSON, or a file of either); ``exact_max`` (default 12) is the
+        largest instance searched exactly. The result has ``placed``, ``unplaced`` (with reasons),
         ``nodes_used``, ``lower_bound``, ``method`` and ``search_complete``."""
         document = workloads if isinstance(workloads, str) else json.dumps({"workloads": [dict(w) for w in workloads]})
-        return Record(json.loads(_native.fleet_place(self._json, document, _busy_text(busy), fabric, exact_max)))
+        settings: Dict[str, Any] = {"busy": _busy_text(busy), "fabric": fabric, "exact_max": exact_max,
+                    "device_specs": None if device_specs is None else os.fspath(device_specs)}
+        return Record(json.loads(_native.fleet_place(self._json, document, settings)))
 
     def what_is_missing(
         self,
         model: Union[str, int, "os.PathLike[str]"],
         *,
         quant: Optional[str] = None,
-        context: int = 4096,
-        batch: int = 1,
+        context: Optional[int] = None,
+        batch: Optional[int] = None,
         kv_dtype: Optional[str] = None,
-        reserve: float = 0.10,
+        reserve: Optional[float] = None,
         node_kind: Optional[str] = None,
         busy: Union[None, str, Iterable[str]] = None,
         fabric: Optional[str] = None,
-        max_nodes: int = 4096,
+        max_nodes: Optional[int] = None,
+        device_specs: Optional[PathLike] = None,
     ) -> Record:
         """How many nodes of one kind (``node_kind``, default the fleet's
         most common) the model needs against this fleet's free ones
         (``hwaccel plan --what-is-missing``): ``nodes_needed``,
-        ``nodes_free``, ``nodes_missing``, ``summary`` and the ``plan``."""
+        ``nodes_free``, ``nodes_missing``, ``summary`` and the ``plan``
+        (defaults as ``hwaccel.plan``'s; ``max_nodes`` 4096)."""
         target = os.fspath(model) if isinstance(model, os.PathLike) else model
-        document = _native.fleet_what_is_missing(
-            self._json, target, quant, context, batch, kv_dtype, reserve, node_kind, _busy_text(busy), fabric, max_nodes
-        )
+        settings: Dict[str, Any] = {
+            "quant": quant,
+            "context": context,
+            "batch": batch,
+            "kv_dtype": kv_dtype,
+            "reserve": reserve,
+            "node_kind": node_kind,
+            "busy": _busy_text(busy),
+            "fabric": fabric,
+            "max_nodes": max_nodes,
+            "device_specs": None if device_specs is None else os.fspath(device_specs),
+        }
+        document = _native.fleet_what_is_missing(self._json, target, settings)
         return Record(json.loads(document))
 
     def __eq__(self, other: object) -> bool:
@@ -183,11 +199,11 @@ def _busy_text(busy: Union[None, str, Iterable[str]]) -> Optional[str]:
     return ",".join(busy)
 
 
-def scan_files(paths: Union[PathLike, Iterable[PathLike]], *, max_output_mib: int = 16) -> Fleet:
+def scan_files(paths: Union[PathLike, Iterable[PathLike]], *, max_output_mib: Optional[int] = None) -> Fleet:
     """Registry files, or folders of ``*.json`` registries; a file that is
     not a registry is a node with an error, never an exception."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    return Fleet(_native.fleet_scan_files([os.fspath(p) for p in items], max_output_mib))
+    return Fleet(_native.fleet_scan_files([os.fspath(p) for p in items], {"max_output_mib": max_output_mib}))
 
 
 def scan_lines(text: Union[str, bytes]) -> Fleet:
@@ -202,15 +218,19 @@ def scan_hosts(
     hosts: Iterable[str],
     command: str,
     *,
-    deadline: float = 60.0,
-    concurrency: int = 32,
-    max_output_mib: int = 16,
+    deadline: Optional[float] = None,
+    concurrency: Optional[int] = None,
+    max_output_mib: Optional[int] = None,
 ) -> Fleet:
     """Runs ``command`` (``{host}`` replaced; no shell) once per host,
-    ``concurrency`` at a time, each within ``deadline`` seconds."""
-    return Fleet(
-        _native.fleet_scan_hosts(list(hosts), command, int(deadline * 1000), concurrency, max_output_mib)
-    )
+    ``concurrency`` (default 32) at a time, each within ``deadline`` seconds
+    (default 60; the scan's ``deadline-ms`` setting in milliseconds)."""
+    settings: Dict[str, Any] = {
+        "deadline_ms": None if deadline is None else int(deadline * 1000),
+        "concurrency": concurrency,
+        "max_output_mib": max_output_mib,
+    }
+    return Fleet(_native.fleet_scan_hosts(list(hosts), command, settings))
 
 
 class ScanRecord(Record):

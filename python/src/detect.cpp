@@ -46,38 +46,23 @@ class EventCollector {
   std::vector<EventTuple> events_;
 };
 
-std::optional<LogLevel> log_level_argument(const std::optional<std::string>& level) {
-  if (!level) return std::nullopt;
-  const auto parsed = parse_log_level(*level);
-  if (!parsed) raise_argument("log_level", text::cat("'", *level, "' is not trace, debug, info or warn"));
-  return parsed;
+// The detection the keyword arguments ask for (backends, timeout_ms,
+// system_probes, log_level), read as the CLI's options are; without
+// backends, $HWACCEL_BACKENDS chooses them, and a bad list is a warning of
+// the detection, as for AcceleratorRegistry::detect().
+DetectSettings detect_settings(const py::dict& settings) {
+  return value_or_raise(read_detect_settings(settings_argument(settings), process_environment(), BadEnvironment::ignore));
 }
 
-DetectBuilder builder_from(const std::optional<std::string>& backends, std::optional<std::int64_t> timeout_ms,
-                           bool system_probes) {
-  DetectBuilder builder;
-  if (backends) {
-    if (auto r = builder.select(*backends); !r) raise(r.error().kind, text::cat("backends: ", r.error().message));
-  }
-  if (timeout_ms) {
-    if (*timeout_ms < 1 || *timeout_ms > 600'000)
-      raise_argument("timeout_ms", text::cat(*timeout_ms, " is outside 1..600000 milliseconds"));
-    builder.tool_timeout(std::chrono::milliseconds(*timeout_ms));
-  }
-  builder.system_probes(system_probes);
-  return builder;
-}
-
-
+// Events are collected only when Python asked for them (its `hwaccel`
+// logger is enabled): $HWACCEL_LOG names stderr's level for the command.
 std::tuple<AcceleratorRegistry, std::vector<EventTuple>> detect(const std::optional<std::string>& fixture,
-                                                                const std::optional<std::string>& backends,
-                                                                std::optional<std::int64_t> timeout_ms,
-                                                                bool system_probes,
-                                                                const std::optional<std::string>& log_level) {
-  DetectBuilder builder = builder_from(backends, timeout_ms, system_probes);
-  const auto level = log_level_argument(log_level);
+                                                                const py::dict& settings) {
+  const DetectSettings s = detect_settings(settings);
+  DetectBuilder builder = s.builder();
   EventCollector events;
-  if (level) builder.diagnostics(events.sink(), *level);
+  const bool wanted = settings.contains("log_level") && !settings["log_level"].is_none();
+  if (wanted && s.log_level) builder.diagnostics(events.sink(), *s.log_level);
   AcceleratorRegistry registry;
   {
     const py::gil_scoped_release unlocked;
@@ -104,13 +89,11 @@ std::string describe_machine(const AcceleratorRegistry& registry) {
 }  // namespace
 
 void bind_detect(py::module_& m) {
-  m.def("detect", &detect, py::arg("fixture"), py::arg("backends"), py::arg("timeout_ms"), py::arg("system_probes"),
-        py::arg("log_level"));
+  m.def("detect", &detect, py::arg("fixture"), py::arg("settings"));
 
   m.def("capture",
-        [](const std::string& out_dir, const std::string& machine, const std::string& source,
-           const std::optional<std::string>& backends, std::optional<std::int64_t> timeout_ms) {
-          DetectBuilder builder = builder_from(backends, timeout_ms, true);
+        [](const std::string& out_dir, const std::string& machine, const std::string& source, const py::dict& settings) {
+          const DetectBuilder builder = detect_settings(settings).builder();
           const py::gil_scoped_release unlocked;
           const auto live = make_live_system();
           RecordingSystem recorder(*live);
@@ -118,20 +101,19 @@ void bind_detect(py::module_& m) {
           if (auto r = recorder.write(out_dir, machine.empty() ? describe_machine(registry) : machine, source); !r) raise(r.error().kind, text::cat("capture: ", r.error().message));
           return registry;
         },
-        py::arg("out_dir"), py::arg("machine"), py::arg("source"), py::arg("backends"), py::arg("timeout_ms"));
+        py::arg("out_dir"), py::arg("machine"), py::arg("source"), py::arg("settings"));
 
   // A registry detected at most once per TTL, shared by the threads that use
   // this object (the library's CachedRegistry).
   py::class_<CachedRegistry>(m, "CachedRegistry")
-      .def(py::init([](std::int64_t ttl_ms, std::optional<std::string> backends, std::optional<std::int64_t> timeout_ms,
-                       bool system_probes) {
+      .def(py::init([](std::int64_t ttl_ms, const py::dict& settings) {
              if (ttl_ms < 0) raise_argument("ttl", "is negative");
              CacheOptions options;
              options.ttl = std::chrono::milliseconds(ttl_ms);
-             options.detect = [builder = builder_from(backends, timeout_ms, system_probes)] { return builder.detect(); };
+             options.detect = [builder = detect_settings(settings).builder()] { return builder.detect(); };
              return std::make_unique<CachedRegistry>(std::move(options));
            }),
-           py::arg("ttl_ms"), py::arg("backends"), py::arg("timeout_ms"), py::arg("system_probes"))
+           py::arg("ttl_ms"), py::arg("settings"))
       .def("get",
            [](CachedRegistry& c) {
              std::shared_ptr<const AcceleratorRegistry> r;

@@ -23,19 +23,6 @@ namespace py = pybind11;
 namespace hwaccel::python {
 namespace {
 
-ScanOptions scan_options(std::int64_t deadline_ms, std::int64_t concurrency, std::int64_t max_output_mib) {
-  if (deadline_ms < 1 || deadline_ms > 3'600'000)
-    raise_argument("deadline", text::cat(deadline_ms, " ms is outside 1 ms..1 hour"));
-  if (concurrency < 1 || concurrency > 4096) raise_argument("concurrency", text::cat(concurrency, " is outside 1..4096"));
-  if (max_output_mib < 1 || max_output_mib > 4096)
-    raise_argument("max_output_mib", text::cat(max_output_mib, " is outside 1..4096"));
-  ScanOptions options;
-  options.node_deadline = std::chrono::milliseconds(deadline_ms);
-  options.concurrency = static_cast<std::size_t>(concurrency);
-  options.max_output_bytes = static_cast<std::size_t>(max_output_mib) << 20;
-  return options;
-}
-
 Fleet fleet_argument(const std::string& json, std::string_view name) {
   return value_or_raise(fleet_from_json(json), name);
 }
@@ -56,12 +43,12 @@ void bind_fleet(py::module_& m) {
   m.attr("fleet_schema_version") = fleet_schema_version;
 
   m.def("fleet_scan_files",
-        [](const std::vector<std::string>& paths, std::int64_t max_output_mib) {
-          const ScanOptions options = scan_options(60'000, 1, max_output_mib);
+        [](const std::vector<std::string>& paths, const py::dict& settings) {
+          const ScanOptions options = value_or_raise(read_scan_options(settings_argument(settings)));
           const py::gil_scoped_release unlocked;
           return to_json(scan_files(paths, options));
         },
-        py::arg("paths"), py::arg("max_output_mib"));
+        py::arg("paths"), py::arg("settings"));
   m.def("fleet_scan_lines",
         [](const std::string& text) {
           const py::gil_scoped_release unlocked;
@@ -69,9 +56,8 @@ void bind_fleet(py::module_& m) {
         },
         py::arg("text"));
   m.def("fleet_scan_hosts",
-        [](const std::vector<std::string>& hosts, const std::string& command, std::int64_t deadline_ms,
-           std::int64_t concurrency, std::int64_t max_output_mib) {
-          const ScanOptions options = scan_options(deadline_ms, concurrency, max_output_mib);
+        [](const std::vector<std::string>& hosts, const std::string& command, const py::dict& settings) {
+          const ScanOptions options = value_or_raise(read_scan_options(settings_argument(settings)));
           // Each element is one host: never split or commented out as a host list's text would be.
           std::set<std::string_view> seen;
           for (const auto& h : hosts) {
@@ -84,7 +70,7 @@ void bind_fleet(py::module_& m) {
           const auto system = make_live_system();
           return to_json(scan_hosts(*system, names, parsed, options));
         },
-        py::arg("hosts"), py::arg("command"), py::arg("deadline_ms"), py::arg("concurrency"), py::arg("max_output_mib"));
+        py::arg("hosts"), py::arg("command"), py::arg("settings"));
   m.def("fleet_normalize", [](const std::string& json) { return to_json(fleet_argument(json, "fleet")); },
         py::arg("json"));
   m.def("fleet_diff",

@@ -40,6 +40,7 @@ PYBIND11_MODULE(_native, m) {
   m.def("version", [] { return std::string(library_version()); });
   m.attr("registry_schema_version") = registry_schema_version;
 
+  bind_settings(m);
   bind_registry(m);
   bind_detect(m);
   bind_planning(m);

@@ -1,6 +1,6 @@
 // What the binding's translation units share: the road from a library error
-// to a Python exception, fixture opening, checked counts and device-spec
-// files, and each file's bind_ function. Include after `import hwaccel;`.
+// to a Python exception, fixture opening, keyword arguments as settings, and
+// each file's bind_ function. Include after `import hwaccel;`.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace hwaccel::python {
 
@@ -47,12 +48,15 @@ inline std::uint32_t count_argument(std::string_view argument, std::int64_t valu
   return static_cast<std::uint32_t>(value);
 }
 
-/// The entries of a user device-spec file; an empty set (the table alone) without one.
-inline DeviceSpecSet device_specs_argument(const std::optional<std::string>& file) {
-  return file ? value_or_raise(read_device_specs(*file), "device_specs") : DeviceSpecSet();
-}
+/// Keyword arguments as settings: None left out, a bool as true/false,
+/// numbers and str as written, a path by os.fspath, a list or tuple joined
+/// with commas (python/src/settings.cpp). The library's readers then check
+/// them as they check the CLI's options and the C API's keys.
+std::vector<Setting> settings_argument(const pybind11::dict& keywords);
 
-/// Registry and its queries, registry_from_json, hypothetical, planning_registry (python/src/registry.cpp).
+/// setting_keys(): every settings table (python/src/settings.cpp).
+void bind_settings(pybind11::module_& m);
+/// Registry and its queries, registry_from_json, hypothetical, machine_registry (python/src/registry.cpp).
 void bind_registry(pybind11::module_& m);
 /// detect, capture and CachedRegistry (python/src/detect.cpp).
 void bind_detect(pybind11::module_& m);

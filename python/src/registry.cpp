@@ -60,10 +60,9 @@ std::vector<DeviceProfile> devices_from_json(const std::string& devices_array) {
   return registry.inventory().devices;
 }
 
-AcceleratorRegistry planning_registry(const std::optional<std::string>& devices,
-                                      const std::optional<std::string>& fixture,
-                                      const std::optional<std::string>& device_specs) {
-  if (devices) return value_or_raise(hypothetical_registry(*devices, device_specs_argument(device_specs)), "devices");
+// What plan() and train() plan on when no devices are named: a fixture, or
+// this machine ($HWACCEL_BACKENDS choosing the backends).
+AcceleratorRegistry machine_registry(const std::optional<std::string>& fixture) {
   if (fixture) {
     const auto system = open_fixture(*fixture);
     return DetectBuilder{}.detect(*system);
@@ -128,8 +127,7 @@ void bind_registry(py::module_& m) {
   m.def("hypothetical", [](const std::string& devices) { return value_or_raise(hypothetical_registry(devices), "devices"); },
         py::arg("devices"));
 
-  m.def("planning_registry", &planning_registry, py::arg("devices"), py::arg("fixture"),
-        py::arg("device_specs") = py::none());
+  m.def("machine_registry", &machine_registry, py::arg("fixture"));
 }
 
 }  // namespace hwaccel::python

@@ -24,14 +24,10 @@ void bind_telemetry(py::module_& m) {
       .def("to_json", [](const TelemetrySample& s) { return to_json(s); });
 
   m.def("sample_telemetry",
-        [](const AcceleratorRegistry* registry, const std::optional<std::string>& fixture,
-           std::optional<std::int64_t> timeout_ms) {
+        [](const AcceleratorRegistry* registry, const std::optional<std::string>& fixture, const py::dict& settings) {
+          // timeout_ms: the detection settings' key, each tool run's deadline.
           TelemetryOptions options;
-          if (timeout_ms) {
-            if (*timeout_ms < 1 || *timeout_ms > 600'000)
-              raise_argument("timeout_ms", text::cat(*timeout_ms, " is outside 1..600000 milliseconds"));
-            options.tool_timeout = std::chrono::milliseconds(*timeout_ms);
-          }
+          options.tool_timeout = value_or_raise(read_detect_settings(settings_argument(settings), {})).tool_timeout;
           std::unique_ptr<System> system;
           if (fixture) system = open_fixture(*fixture);
           const py::gil_scoped_release unlocked;
@@ -40,7 +36,7 @@ void bind_telemetry(py::module_& m) {
           TelemetrySample sample = sample_telemetry(detected, *system, options);
           return std::make_tuple(std::move(detected), std::move(sample));
         },
-        py::arg("registry"), py::arg("fixture"), py::arg("timeout_ms"));
+        py::arg("registry"), py::arg("fixture"), py::arg("settings"));
 
   m.def("metrics_text",
         [](const AcceleratorRegistry& registry, const TelemetrySample& sample, bool openmetrics) {

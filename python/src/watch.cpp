@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 import hwaccel;
 
@@ -41,7 +42,10 @@ void bind_watch(py::module_& m) {
              auto w = std::make_unique<PyWatcher>();
              w->system = watched_system(fixture);
              WatchOptions options;
-             if (backends) options.detect.backends = value_or_raise(parse_backend_list(*backends), "backends");
+             if (backends) {
+               const std::vector<Setting> chosen{Setting{"backends", *backends}};
+               options.detect.backends = value_or_raise(read_detect_settings(chosen, {})).backends;
+             }
              options.rescan_interval = std::chrono::milliseconds(static_cast<std::int64_t>(interval_s * 1000));
              options.debounce = std::chrono::milliseconds(static_cast<std::int64_t>(debounce_s * 1000));
              options.uevents = uevents;

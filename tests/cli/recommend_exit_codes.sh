@@ -23,7 +23,7 @@ JSON
 printf '{"format": ' >"$tmp/truncated.json"
 
 expect 0 recommend --model llama-3.1-8b --quant bf16
-expect 0 recommend --model llama-3.1-70b --quant fp8 --provider aws,azure --human --verbose
+expect 0 recommend --model llama-3.1-70b --quant fp8 --provider aws,azure --human --all-rejected
 expect 0 recommend --model mixtral-8x7b --quant int4 --context 32768 --batch 4 --json --pretty
 expect 0 recommend --model llama-3.1-70b --quant bf16 --catalogue "$tmp/one.json"
 expect 1 recommend --model llama-3.1-405b --quant fp32 --provider gcp

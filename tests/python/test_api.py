@@ -243,5 +243,5 @@ def test_telemetry(eight_gpu: hwaccel.Registry) -> None:
     assert pickle.loads(pickle.dumps(t)) == t
     broken = hwaccel.telemetry(fixture=MACHINES / "amd-2x-mi210-pcie", timeout_ms=1000)
     assert [d.source for d in broken.devices] == ["amdgpu sysfs", "amdgpu sysfs"]
-    with pytest.raises(hwaccel.InvalidInput, match="timeout_ms"):
+    with pytest.raises(hwaccel.InvalidInput, match="timeout-ms"):
         hwaccel.telemetry(fixture=EIGHT_GPU, timeout_ms=0)

@@ -62,7 +62,9 @@ def test_out_of_range_settings() -> None:
         hwaccel.plan("llama-3.1-8b", devices="1xH100-SXM-80GB", reserve=2.0)
     with pytest.raises(hwaccel.InvalidInput, match="objective"):
         hwaccel.plan("llama-3.1-8b", devices="1xH100-SXM-80GB", objective="fastest")
-    with pytest.raises(hwaccel.InvalidInput, match="timeout_ms"):
+    # A setting is named as the library's tables name it (the CLI's option,
+    # the C API's key): timeout-ms for timeout_ms.
+    with pytest.raises(hwaccel.InvalidInput, match="timeout-ms"):
         hwaccel.detect(fixture=EIGHT_GPU, timeout_ms=0)
 
 
@@ -73,7 +75,7 @@ def test_unknown_names() -> None:
         hwaccel.detect(fixture=EIGHT_GPU, backends=["cuda", "warp-drive"])
     with pytest.raises(hwaccel.InvalidInput, match="method"):
         hwaccel.train("llama-3.1-8b", method="telepathy", devices="1xH100-SXM-80GB")
-    with pytest.raises(hwaccel.InvalidInput, match="providers"):
+    with pytest.raises(hwaccel.InvalidInput, match="provider"):
         hwaccel.recommend("llama-3.1-8b", quant="bf16", providers=["moon"])
     with pytest.raises(hwaccel.Error, match="no-such-model"):
         hwaccel.plan("no-such-model", devices="1xH100-SXM-80GB")

@@ -82,7 +82,38 @@ TEST(FleetCommand, SplitsLikeAShellButRunsWithoutOne) {
   EXPECT_FALSE(CommandTemplate::parse("ssh '{host}"));
   EXPECT_FALSE(CommandTemplate::parse("ssh \"{host}"));
   EXPECT_FALSE(CommandTemplate::parse("ssh {host} \\"));
-  EXPECT_FALSE(CommandTemplate::parse("/usr/bin/ssh {host}"));  // tools come from PATH, like every tool run
+  EXPECT_FALSE(CommandTemplate::parse("'' {host}"));          // no program
+  EXPECT_FALSE(CommandTemplate::parse("{host}-agent {host}"));  // a host name never chooses the program
+  EXPECT_FALSE(CommandTemplate::parse("./{host} x"));
+  // The program is a name looked up on PATH or a path to it, run as it is
+  // (no shell: a ';' or '$(...)' in a word is that word's text).
+  EXPECT_EQ(CommandTemplate::parse("/opt/hwaccel/bin/hwaccel detect --host {host}")->argv_for("n1"),
+            (std::vector<std::string>{"/opt/hwaccel/bin/hwaccel", "detect", "--host", "n1"}));
+  EXPECT_EQ(CommandTemplate::parse("./bin/agent {host};$(reboot)")->argv_for("n1"),
+            (std::vector<std::string>{"./bin/agent", "n1;$(reboot)"}));
+}
+
+TEST(FleetCommand, AProgramNamedByItsPathRunsWithoutAPathLookup) {
+  TempDir dir;
+  const auto agent = dir.path() / "agent";
+  testing::write_script(agent, "cat \"$(dirname \"$0\")/$1.json\"");
+  write(dir.path() / "gpu-01.json", compact(machine_registry("dgx-h100-8x-nvswitch", "gpu-01")));
+  const auto command = CommandTemplate::parse(agent.string() + " {host}");
+  ASSERT_TRUE(command) << command.error().message;
+  LiveOptions no_path;
+  no_path.search_path = "";
+  const auto system = make_live_system(no_path);
+  const std::vector<std::string> hosts = {"gpu-01"};
+  const Fleet fleet = scan_hosts(*system, hosts, *command, pinned());
+  ASSERT_EQ(fleet.nodes.size(), 1u);
+  EXPECT_TRUE(fleet.nodes.front().answered()) << (fleet.nodes.front().error ? fleet.nodes.front().error->message : "");
+  // A path that is no executable file is a node error, not a PATH search.
+  const auto missing = CommandTemplate::parse((dir.path() / "no-such-agent").string() + " {host}");
+  ASSERT_TRUE(missing);
+  const Fleet failed = scan_hosts(*system, hosts, *missing, pinned());
+  ASSERT_TRUE(failed.nodes.front().error);
+  EXPECT_NE(failed.nodes.front().error->message.find("not an executable file"), std::string::npos)
+      << failed.nodes.front().error->message;
 }
 
 TEST(FleetScan, FolderOfRegistriesWithBrokenFiles) {

@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +16,7 @@
 import hwaccel;
 
 #include "detect_builder.hpp"
+#include "setting_options.hpp"
 
 namespace hwaccel::cli {
 namespace {
@@ -39,7 +39,7 @@ int record_timeline(const DetectBuilder& builder, const System& live, const std:
                     const std::string& source) {
   std::mutex mutex;
   Timeline timeline;
-  std::string failure;
+  std::string step_failure;
   WatchOptions options;
   options.detect = builder.options();
   options.on_change = [&](const RegistryChange& change) {
@@ -48,7 +48,7 @@ int record_timeline(const DetectBuilder& builder, const System& live, const std:
     RecordingSystem recorder(live);
     const AcceleratorRegistry state = builder.detect(recorder);
     if (auto r = recorder.write(out_dir + "/" + folder, describe_machine(state), source); !r) {
-      failure = r.error().message;
+      step_failure = r.error().message;
       return;
     }
     TimelineStep step;
@@ -58,44 +58,39 @@ int record_timeline(const DetectBuilder& builder, const System& live, const std:
     step.state = folder;
     step.complete = true;
     timeline.steps.push_back(std::move(step));
-    std::cerr << fmt::format("hwaccel capture: step {}: {} event(s) after {} notification(s)\n", timeline.steps.size(),
-                             change.events.size(), change.notifications);
+    note("capture", fmt::format("step {}: {} event(s) after {} notification(s)", timeline.steps.size(),
+                                change.events.size(), change.notifications));
   };
   auto watcher = Watcher::start(live, std::move(options));
-  if (!watcher) {
-    std::cerr << "hwaccel capture: cannot watch: " << watcher.error().message << "\n";
-    return exit_failure;
-  }
-  for (const auto& u : (*watcher)->status().unavailable) std::cerr << "hwaccel capture: not available: " << u << "\n";
-  std::cerr << fmt::format("hwaccel capture: watching for {} s\n", seconds);
+  if (!watcher) return fail_with("capture", "cannot watch: " + watcher.error().message, exit_failure);
+  for (const auto& u : (*watcher)->status().unavailable) note("capture", "not available: " + u);
+  note("capture", fmt::format("watching for {} s", seconds));
   (*watcher)->wait_finished(std::chrono::steady_clock::now() +
                             std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000)));
   (*watcher)->stop();
   std::lock_guard lock(mutex);
-  if (!failure.empty()) {
-    std::cerr << "hwaccel capture: recording a step failed: " << failure << "\n";
-    return exit_failure;
-  }
-  std::string error;
-  if (!write_file(out_dir + "/timeline.json", write_timeline(timeline), error)) {
-    std::cerr << "hwaccel capture: " << error << "\n";
-    return exit_failure;
-  }
-  std::cerr << fmt::format("hwaccel capture: recorded {} step(s); replay with: hwaccel watch --fixture {}\n",
-                           timeline.steps.size(), out_dir);
+  if (!step_failure.empty()) return fail_with("capture", "recording a step failed: " + step_failure, exit_failure);
+  if (auto written = write_file(out_dir + "/timeline.json", write_timeline(timeline)); !written)
+    return fail_with("capture", written.error());
+  note("capture", fmt::format("recorded {} step(s); replay with: hwaccel watch --fixture {}", timeline.steps.size(),
+                              out_dir));
   return 0;
 }
 
 int run_capture(const DetectArgs& args, const std::string& out_dir, const std::string& machine_arg,
                 double watch_seconds) {
+  const auto settings = detect_settings(args);
+  if (!settings) return fail_with("capture", settings.error());
   auto builder = make_builder(args);
-  if (!builder) return exit_usage;
+  if (!builder) return fail_with("capture", builder.error());
   const auto live = make_live_system();
   RecordingSystem recorder(*live);
-  const AcceleratorRegistry registry = builder->detect(recorder);
+  // A capture is evidence for a bug report: every backend's tools are looked
+  // for, also those whose devices the kernel does not show.
+  const AcceleratorRegistry registry = builder->all_tools(true).detect(recorder);
   // The telemetry reads too, so that `hwaccel metrics --fixture` replays them.
   TelemetryOptions telemetry;
-  telemetry.tool_timeout = std::chrono::milliseconds(args.timeout_ms);
+  telemetry.tool_timeout = settings->tool_timeout;
   sample_telemetry(registry, recorder, telemetry);
 
   const std::string machine = machine_arg.empty() ? describe_machine(registry) : machine_arg;
@@ -103,18 +98,14 @@ int run_capture(const DetectArgs& args, const std::string& out_dir, const std::s
   if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown-host");
   const std::string source =
       fmt::format("captured with hwaccel capture {} on {} at {}", library_version(), host, utc_timestamp());
-  if (auto r = recorder.write(out_dir, machine, source); !r) {
-    std::cerr << "hwaccel: capture failed: " << r.error().message << "\n";
-    return exit_failure;
-  }
-  std::string error;
-  if (!write_file(out_dir + "/expected.json", to_json(registry, JsonOptions{.pretty = true, .include_timings = false}),
-                  error)) {
-    std::cerr << "hwaccel: capture failed: " << error << "\n";
-    return exit_failure;
-  }
-  std::cerr << "hwaccel: captured " << registry.devices().size() << " device(s) into " << out_dir
-            << "; replay with: hwaccel detect --fixture " << out_dir << "\n";
+  if (auto r = recorder.write(out_dir, machine, source); !r)
+    return fail_with("capture", "capture failed: " + r.error().message, exit_failure);
+  if (auto written =
+          write_file(out_dir + "/expected.json", to_json(registry, JsonOptions{.pretty = true, .include_timings = false}));
+      !written)
+    return fail_with("capture", "capture failed: " + written.error().message, exit_failure);
+  note("capture", fmt::format("captured {} device(s) into {}; replay with: hwaccel detect --fixture {}",
+                              registry.devices().size(), out_dir, out_dir));
   if (watch_seconds > 0) return record_timeline(*builder, *live, out_dir, watch_seconds, source);
   return 0;
 }
@@ -123,24 +114,20 @@ int run_capture(const DetectArgs& args, const std::string& out_dir, const std::s
 // user sees at once what hwaccel makes of them.
 int run_import(const DetectArgs& args, const std::string& source, const std::string& out_dir, const std::string& machine) {
   auto summary = import_capture(source, out_dir, machine);
-  if (!summary) {
-    std::cerr << "hwaccel: import failed: " << summary.error().message << "\n";
-    return summary.error().kind == ErrorKind::invalid_input || summary.error().kind == ErrorKind::parse_error
-               ? exit_usage
-               : exit_failure;
-  }
-  for (const auto& note : summary->notes) std::cerr << "hwaccel: " << note << "\n";
+  if (!summary)
+    return fail_with("capture", "import failed: " + summary.error().message,
+                     summary.error().kind == ErrorKind::invalid_input || summary.error().kind == ErrorKind::parse_error
+                         ? exit_usage
+                         : exit_failure);
+  for (const auto& n : summary->notes) note("capture", n);
   auto builder = make_builder(args);
-  if (!builder) return exit_usage;
+  if (!builder) return fail_with("capture", builder.error());
   auto fixture = FixtureSystem::open(out_dir);
-  if (!fixture) {
-    std::cerr << "hwaccel: import failed: " << fixture.error().message << "\n";
-    return exit_failure;
-  }
+  if (!fixture) return fail_with("capture", "import failed: " + fixture.error().message, exit_failure);
   const AcceleratorRegistry registry = builder->system_probes(false).detect(**fixture);
-  std::cerr << "hwaccel: imported " << summary->commands << " command output(s) and " << summary->files
-            << " file(s) into " << out_dir << "; they replay to " << describe_machine(registry)
-            << "; replay with: hwaccel detect --fixture " << out_dir << "\n";
+  note("capture", fmt::format("imported {} command output(s) and {} file(s) into {}; they replay to {}; replay with: "
+                              "hwaccel detect --fixture {}",
+                              summary->commands, summary->files, out_dir, describe_machine(registry), out_dir));
   return 0;
 }
 
@@ -176,10 +163,7 @@ Command add_capture_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "Folder to create (must not exist, or be empty)")->required();
   cmd->add_option("--machine", args->machine,
                   "One-line description of the machine for fixture.json (default: CPU model and accelerator count)");
-  cmd->add_option("--backends", args->detect.backends,
-                  "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
-  cmd->add_option("--timeout-ms", args->detect.timeout_ms, "Deadline for each tool run, in milliseconds")
-      ->check(CLI::Range(1, 600'000));
+  add_detect_setting_options(*cmd, args->detect);
   cmd->add_option("--import", args->import_from,
                   "Make the fixture from pasted outputs: a transcript, an import manifest (JSON), or a folder holding "
                   "import.json")

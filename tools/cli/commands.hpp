@@ -15,19 +15,22 @@ struct LogArgs {
 };
 void add_log_options(CLI::App& cmd, LogArgs& args);
 
-/// Options shared by `hwaccel`, `hwaccel detect` and the planners that can
-/// read the machine or a fixture.
+/// Options shared by `hwaccel`, `hwaccel detect` and the commands that read
+/// the machine or a fixture.
 struct DetectArgs {
+  /// The subcommand, as messages name it ("detect"; empty for bare `hwaccel`).
+  std::string command = "detect";
   std::string fixture;
-  std::string backends;
   std::string host;
+  /// The detection settings given (--backends, --timeout-ms,
+  /// --no-system-probes), read by the library's detection table.
+  SettingTexts settings;
   bool pretty = false;
   bool table = false;
+  bool json = false;
   bool no_timings = false;
-  bool no_system = false;
   bool simulate = false;
   bool summary = false;
-  int timeout_ms = 5000;
   LogArgs log;
 };
 

@@ -1,4 +1,4 @@
-// Terminal detection, timestamps and whole-file I/O for the CLI.
+// The CLI's failure messages, terminal detection, timestamps and whole-file I/O.
 #include "common.hpp"
 
 #include <algorithm>
@@ -16,6 +16,18 @@
 #include <unistd.h>
 
 namespace hwaccel::cli {
+
+int fail_with(std::string_view command, std::string_view message, int exit_code) {
+  note(command, message);
+  return exit_code;
+}
+
+void note(std::string_view command, std::string_view message) {
+  std::string line = "hwaccel";
+  if (!command.empty()) line.append(" ").append(command);
+  line.append(": ").append(message).append("\n");
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
 
 bool is_terminal(int fd) { return ::isatty(fd) == 1; }
 
@@ -36,26 +48,20 @@ std::string utc_timestamp() {
   return buf;
 }
 
-bool write_file(const std::string& path, std::string_view content, std::string& error) {
+CommandResult<void> write_file(const std::string& path, std::string_view content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  if (!out) {
-    error = "cannot write " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  if (!out) return failure("cannot write " + path + ": " + std::strerror(errno));
+  return {};
 }
 
-bool replace_file(const std::string& path, std::string_view content, std::string& error) {
+CommandResult<void> replace_file(const std::string& path, std::string_view content) {
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string(".") : path.substr(0, std::max<std::size_t>(slash, 1));
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   std::string temporary = dir + "/." + name + ".XXXXXX";
   const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) {
-    error = "cannot create a file in " + dir + ": " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0) return failure("cannot create a file in " + dir + ": " + std::strerror(errno));
   bool ok = ::fchmod(fd, 0644) == 0;
   std::size_t written = 0;
   while (ok && written < content.size()) {
@@ -67,32 +73,23 @@ bool replace_file(const std::string& path, std::string_view content, std::string
   ok = ok && ::fsync(fd) == 0;
   const int saved = errno;
   ok = (::close(fd) == 0) && ok;
-  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) return true;
-  error = "cannot write " + path + ": " + std::strerror(ok ? errno : saved);
+  if (ok && ::rename(temporary.c_str(), path.c_str()) == 0) return {};
+  const std::string why = std::strerror(ok ? errno : saved);
   ::unlink(temporary.c_str());
-  return false;
+  return failure("cannot write " + path + ": " + why);
 }
 
-bool read_file(const std::string& path, std::string& content, std::string& error, std::size_t cap) {
+CommandResult<std::string> read_file(const std::string& path, std::size_t cap) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  content.clear();
+  if (!in) return failure("cannot open " + path + ": " + std::strerror(errno));
+  std::string content;
   char buf[65536];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     content.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (content.size() > cap) {
-      error = path + " is larger than " + std::to_string(cap) + " bytes";
-      return false;
-    }
+    if (content.size() > cap) return failure(path + " is larger than " + std::to_string(cap) + " bytes");
   }
-  if (in.bad()) {
-    error = "cannot read " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  if (in.bad()) return failure("cannot read " + path + ": " + std::strerror(errno));
+  return content;
 }
 
 std::string bytes_text(std::uint64_t b) {

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <tl/expected.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace hwaccel::cli {
 
@@ -41,22 +44,56 @@ struct Command {
   std::function<int()> run;
 };
 
+/// The CLI's one way of failing: every subcommand says what went wrong on
+/// stderr as "hwaccel COMMAND: MESSAGE" and ends with the exit status of
+/// docs/cli.md. Helpers never print: they return a CommandError (or the
+/// library's Error), and the command hands it to fail_with.
+struct CommandError {
+  std::string message;
+  int exit_code = exit_failure;
+};
+template <class T>
+using CommandResult = tl::expected<T, CommandError>;
+
+/// A command line that was wrong (exit 2).
+inline tl::unexpected<CommandError> usage_error(std::string message) {
+  return tl::unexpected<CommandError>(CommandError{std::move(message), exit_usage});
+}
+/// An operation that failed (exit 1).
+inline tl::unexpected<CommandError> failure(std::string message) {
+  return tl::unexpected<CommandError>(CommandError{std::move(message), exit_failure});
+}
+
+/// Prints "hwaccel COMMAND: MESSAGE" ("hwaccel: MESSAGE" for an empty
+/// command) on stderr and returns `exit_code`.
+int fail_with(std::string_view command, std::string_view message, int exit_code);
+inline int fail_with(std::string_view command, const CommandError& error) {
+  return fail_with(command, error.message, error.exit_code);
+}
+/// Prints "hwaccel COMMAND: MESSAGE" on stderr: progress and warnings, the
+/// same voice as fail_with, for what is not a failure.
+void note(std::string_view command, std::string_view message);
+
+/// Settings given on a command line, as (key, value) text in the order given:
+/// what the library's readers (read_settings) check and store.
+using SettingTexts = std::vector<std::pair<std::string, std::string>>;
+
 /// Colour on a terminal unless NO_COLOR is set (https://no-color.org).
 bool use_color(int fd);
 /// True when `fd` is a terminal.
 bool is_terminal(int fd);
 /// "2026-11-22T15:04:05Z"
 std::string utc_timestamp();
-/// Writes a whole file; on failure returns false and sets `error`.
-bool write_file(const std::string& path, std::string_view content, std::string& error);
+/// Writes a whole file (exit 1 when it cannot be written).
+CommandResult<void> write_file(const std::string& path, std::string_view content);
 /// "1.5 GiB", "300 MiB", "12 KiB", "7 B".
 std::string bytes_text(std::uint64_t bytes);
 /// Replaces a file atomically: written under a temporary name in the same
 /// folder, synced, then renamed, so that a reader (node-exporter's textfile
 /// collector, NFD's features.d watcher) sees the old file or the new one,
 /// never half of one.
-bool replace_file(const std::string& path, std::string_view content, std::string& error);
-/// Reads a whole file up to `cap` bytes; on failure returns false and sets `error`.
-bool read_file(const std::string& path, std::string& content, std::string& error, std::size_t cap = 64 << 20);
+CommandResult<void> replace_file(const std::string& path, std::string_view content);
+/// Reads a whole file up to `cap` bytes (exit 1 when it cannot be read).
+CommandResult<std::string> read_file(const std::string& path, std::size_t cap = 64 << 20);
 
 }  // namespace hwaccel::cli

@@ -5,15 +5,18 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 import hwaccel;
 
 #include "detect_builder.hpp"
+#include "setting_options.hpp"
 
 namespace hwaccel::cli {
 
@@ -33,67 +36,60 @@ void add_host_option(CLI::App& cmd, DetectArgs& args) {
       ->check(host_name_validator());
 }
 
-std::optional<DetectedMachine> detect_machine(std::string_view command, const DetectArgs& args, int& exit_code) {
+CommandResult<DetectedMachine> detect_machine(const DetectArgs& args) {
   auto builder = make_builder(args);
-  if (!builder) {
-    exit_code = exit_usage;
-    return std::nullopt;
-  }
+  if (!builder) return tl::unexpected(builder.error());
+  auto system = machine_system(args);
+  if (!system) return tl::unexpected(system.error());
   DetectedMachine machine;
-  machine.system = machine_system(command, args);
-  if (!machine.system) {
-    exit_code = exit_failure;
-    return std::nullopt;
-  }
+  machine.system = std::move(*system);
   machine.registry = builder->detect(*machine.system);
   if (!args.host.empty()) machine.registry.inventory().system.host = args.host;
   return machine;
 }
 
-// Resolves --backends, then $HWACCEL_BACKENDS; a bad list is a usage error.
-std::optional<DetectBuilder> make_builder(const DetectArgs& args) {
-  DetectBuilder builder;
-  std::string list = args.backends;
-  std::string origin = "--backends";
-  if (list.empty()) {
-    if (const char* env = std::getenv("HWACCEL_BACKENDS")) {
-      list = env;
-      origin = "HWACCEL_BACKENDS";
-    }
-  }
-  if (!list.empty()) {
-    if (auto r = builder.select(list); !r) {
-      std::cerr << "hwaccel: " << origin << ": " << r.error().message << "\n";
-      return std::nullopt;
-    }
-  }
-  builder.system_probes(!args.no_system).tool_timeout(std::chrono::milliseconds(args.timeout_ms));
-  if (!install_log_sink(builder, args.log)) return std::nullopt;
+CommandResult<DetectSettings> detect_settings(const DetectArgs& args) {
+  std::vector<Setting> values = settings_of(args.settings);
+  // -v, -vv, -vvv win over $HWACCEL_LOG, as a value given wins over its variable.
+  if (args.log.verbosity > 0)
+    values.push_back(Setting{"log-level", args.log.verbosity == 1 ? "info" : args.log.verbosity == 2 ? "debug" : "trace"});
+  auto settings = read_detect_settings(values, process_environment(), BadEnvironment::fail);
+  if (!settings) return usage_error(settings.error().message);
+  return std::move(*settings);
+}
+
+CommandResult<DetectBuilder> make_builder(const DetectArgs& args) {
+  auto settings = detect_settings(args);
+  if (!settings) return tl::unexpected(settings.error());
+  DetectBuilder builder = settings->builder();
+  if (settings->log_level) install_log_sink(builder, *settings->log_level, args.log);
   return builder;
 }
 
-std::unique_ptr<System> machine_system(std::string_view command, const DetectArgs& args) {
+CommandResult<std::unique_ptr<System>> machine_system(const DetectArgs& args) {
   if (args.fixture.empty()) return make_live_system();
   FixtureOptions options;
   options.simulate_durations = args.simulate;
   // A fixture with a timeline replays its steps to `hwaccel watch`, and
   // reads as its first state to everything else.
   auto fixture = open_fixture_folder(args.fixture, options);
-  if (!fixture) {
-    std::cerr << "hwaccel " << command << ": cannot replay fixture: " << fixture.error().message << "\n";
-    return nullptr;
-  }
+  if (!fixture) return failure("cannot replay fixture: " + fixture.error().message);
   return std::move(*fixture);
+}
+
+void add_detect_setting_options(CLI::App& cmd, DetectArgs& args, std::initializer_list<std::string_view> only) {
+  add_setting_options(cmd, detect_setting_keys(), args.settings, only);
 }
 
 void add_machine_options(CLI::App& cmd, DetectArgs& args, const std::string& fixture_help) {
   cmd.add_option("--fixture", args.fixture, fixture_help)->check(CLI::ExistingDirectory);
-  cmd.add_option("--backends", args.backends,
-                 "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
-  cmd.add_option("--timeout-ms", args.timeout_ms, "Deadline for each tool run, in milliseconds")
-      ->check(CLI::Range(1, 600'000));
+  add_detect_setting_options(cmd, args);
   cmd.add_flag("--simulate-durations", args.simulate,
                "With --fixture: take as long as the captured tools took, and a hung one until its deadline");
+}
+
+void add_json_default_flag(CLI::App& cmd, bool& json) {
+  cmd.add_flag("--json", json, "JSON output (the default: accepted for scripts that pass it to every command)");
 }
 
 namespace {
@@ -192,19 +188,17 @@ std::string registry_table(const AcceleratorRegistry& registry, bool color) {
 void add_detect_options(CLI::App& cmd, DetectArgs& args) {
   cmd.add_option("--fixture", args.fixture, "Replay a captured machine (fixture folder) instead of this one")
       ->check(CLI::ExistingDirectory);
-  cmd.add_option("--backends", args.backends,
-                 "Comma list of backends to run (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
+  add_detect_setting_options(cmd, args, {"backends", "timeout-ms", "system-probes", "all-tools"});
   add_host_option(cmd, args);
   cmd.add_flag("--pretty", args.pretty, "Indent the JSON (no effect with --table)");
-  cmd.add_flag("--table", args.table,
-               "A table for people instead of JSON: one device a line (ID, family, name, memory, free memory, "
-               "PCI address, PCIe link, NUMA node), then the warnings");
+  auto* table = cmd.add_flag("--table", args.table,
+                             "A table for people instead of JSON: one device a line (ID, family, name, memory, free "
+                             "memory, PCI address, PCIe link, NUMA node), then the warnings");
+  add_json_default_flag(cmd, args.json);
+  table->excludes(cmd.get_option("--json"));
   cmd.add_flag("--no-timings", args.no_timings, "Leave per-backend timings out of the JSON (stable output)");
-  cmd.add_flag("--no-system-probes", args.no_system, "Skip host probes (environment, storage, network)");
   cmd.add_flag("--simulate-durations", args.simulate,
                "With --fixture: take as long as the captured tools took (latency tests)");
-  cmd.add_option("--timeout-ms", args.timeout_ms, "Deadline for each tool run, in milliseconds")
-      ->check(CLI::Range(1, 600'000));
   cmd.add_flag("--summary", args.summary,
                "A compact JSON document instead of the registry: device counts by family and backend, the best "
                "device, memory totals, warnings by kind (docs/json.md)");
@@ -213,16 +207,13 @@ void add_detect_options(CLI::App& cmd, DetectArgs& args) {
 
 int run_detect(const DetectArgs& args) {
   auto builder = make_builder(args);
-  if (!builder) return exit_usage;
+  if (!builder) return fail_with(args.command, builder.error());
   AcceleratorRegistry registry;
   if (!args.fixture.empty()) {
     FixtureOptions options;
     options.simulate_durations = args.simulate;
     auto fixture = FixtureSystem::open(args.fixture, options);
-    if (!fixture) {
-      std::cerr << "hwaccel: cannot replay fixture: " << fixture.error().message << "\n";
-      return exit_failure;
-    }
+    if (!fixture) return fail_with(args.command, "cannot replay fixture: " + fixture.error().message, exit_failure);
     registry = builder->detect(**fixture);
   } else {
     registry = builder->detect();

@@ -20,14 +20,11 @@ struct DoctorArgs {
 
 int run_doctor_command(const DoctorArgs& args) {
   auto builder = make_builder(args.detect);
-  if (!builder) return exit_usage;
+  if (!builder) return fail_with("doctor", builder.error());
   DoctorReport report;
   if (!args.detect.fixture.empty()) {
     auto fixture = FixtureSystem::open(args.detect.fixture);
-    if (!fixture) {
-      std::cerr << "hwaccel doctor: cannot replay fixture: " << fixture.error().message << "\n";
-      return exit_failure;
-    }
+    if (!fixture) return fail_with("doctor", "cannot replay fixture: " + fixture.error().message, exit_failure);
     report = run_doctor(**fixture, *builder);
   } else {
     const auto live = make_live_system();
@@ -64,10 +61,7 @@ Command add_doctor_command(CLI::App& app) {
       std::string(common_help_footer));
   cmd->add_option("--fixture", args->detect.fixture, "Examine a captured machine (fixture folder) instead of this one")
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--backends", args->detect.backends,
-                  "Comma list of backends to examine (default: all, or $HWACCEL_BACKENDS); see `hwaccel backends`");
-  cmd->add_option("--timeout-ms", args->detect.timeout_ms, "Deadline for each tool run, in milliseconds")
-      ->check(CLI::Range(1, 600'000));
+  add_detect_setting_options(*cmd, args->detect);
   cmd->add_flag("--json", args->json, "JSON output (docs/doctor.md)");
   cmd->add_flag("--pretty", args->detect.pretty, "Indent the JSON");
   add_log_options(*cmd, args->detect.log);

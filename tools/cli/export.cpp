@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <string_view>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,11 +39,7 @@ int emit(std::string_view command, const std::string& output, const std::string&
     std::cout.flush();
     return std::cout.good() ? 0 : exit_failure;
   }
-  std::string error;
-  if (!replace_file(output, text, error)) {
-    std::cerr << "hwaccel export " << command << ": " << error << "\n";
-    return exit_failure;
-  }
+  if (auto written = replace_file(output, text); !written) return fail_with(command, written.error());
   return 0;
 }
 
@@ -50,35 +47,33 @@ int run_nfd(const NfdArgs& args) {
   // With --every the labels follow the node (a GPU lost, a driver upgraded):
   // each round detects again and replaces the file.
   for (;;) {
-    int code = 0;
-    const auto machine = detect_machine("export nfd", args.detect, code);
-    if (!machine) return code;
+    const auto machine = detect_machine(args.detect);
+    if (!machine) return fail_with("export nfd", machine.error());
     NfdOptions options;
     options.vendor_labels = args.vendor_labels;
     options.system = machine->system.get();
     const auto labels = nfd_labels(machine->registry, options);
     std::optional<std::chrono::system_clock::time_point> expiry;
     if (args.expiry_hours > 0) expiry = std::chrono::system_clock::now() + std::chrono::hours(args.expiry_hours);
-    code = emit("nfd", args.output, nfd_feature_file(labels, expiry));
+    const int code = emit("export nfd", args.output, nfd_feature_file(labels, expiry));
     if (args.every_seconds == 0) return code;
     std::this_thread::sleep_for(std::chrono::seconds(args.every_seconds));
   }
 }
 
 int run_slurm(const SlurmArgs& args) {
-  int code = 0;
-  const auto machine = detect_machine("export slurm", args.detect, code);
-  if (!machine) return code;
+  const auto machine = detect_machine(args.detect);
+  if (!machine) return fail_with("export slurm", machine.error());
   SlurmOptions options;
   if (!args.node_name.empty()) options.node_name = args.node_name;
   options.node_name_in_gres = args.node_name_in_gres;
   const SlurmNodeConfig config = slurm_node_config(machine->registry, *machine->system, options);
-  for (const auto& w : config.warnings) std::cerr << "hwaccel export slurm: warning: " << w << "\n";
+  for (const auto& w : config.warnings) note("export slurm", "warning: " + w);
   const std::string text = args.node_line
                                ? "# slurm.conf lines from hwaccel (docs/fleet.md)\nGresTypes=" + config.gres_types + "\n" +
                                      config.node_line + "\n"
                                : config.gres_conf;
-  return emit("slurm", args.output, text);
+  return emit("export slurm", args.output, text);
 }
 
 }  // namespace

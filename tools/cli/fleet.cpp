@@ -18,6 +18,7 @@
 import hwaccel;
 
 #include "detect_builder.hpp"
+#include "setting_options.hpp"
 
 namespace hwaccel::cli {
 namespace {
@@ -31,12 +32,11 @@ struct ScanArgs {
   bool from_stdin = false;
   std::string hosts;
   std::string exec;
-  int deadline_ms = 60'000;
-  int concurrency = 32;
-  int max_output_mib = 16;
+  SettingTexts settings;  ///< --deadline-ms, --concurrency, --max-output-mib (scan_setting_keys())
   std::string db;
   bool pretty = false;
   bool table = false;
+  bool json = false;
   bool quiet = false;
 };
 
@@ -68,42 +68,51 @@ struct PruneArgs {
   int keep = 30;
 };
 
-void say(std::string_view message) { std::cerr << "hwaccel fleet: " << message << "\n"; }
+// Every fleet subcommand speaks as "hwaccel fleet": its failures name the
+// database, file or host they concern.
+constexpr std::string_view fleet_command = "fleet";
+
+void say(std::string_view message) { note(fleet_command, message); }
 
 bool all_digits(std::string_view s) {
   return !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
-std::optional<FleetStore> open_store(const std::string& path, FleetStore::Mode mode) {
+CommandResult<FleetStore> open_store(const std::string& path, FleetStore::Mode mode) {
   auto store = FleetStore::open(path, mode);
-  if (!store) {
-    say(store.error().message);
-    return std::nullopt;
-  }
+  if (!store) return failure(store.error().message);
   return std::move(*store);
+}
+
+// The database --db names, opened; none without --db.
+CommandResult<std::optional<FleetStore>> optional_store(const std::string& path, FleetStore::Mode mode) {
+  if (path.empty()) return std::optional<FleetStore>();
+  auto store = open_store(path, mode);
+  if (!store) return tl::unexpected(store.error());
+  return std::optional<FleetStore>(std::move(*store));
 }
 
 // A scan named on the command line: an id in the database, "latest", or a
 // fleet (or registry) file.
-std::optional<Fleet> load_scan(const std::optional<FleetStore>& store, const std::string& name) {
+CommandResult<Fleet> load_scan(const std::optional<FleetStore>& store, const std::string& name) {
   if (store && (all_digits(name) || name == "latest")) {
     std::int64_t id = 0;
     if (name == "latest") {
       const auto latest = store->latest();
-      if (!latest) return say(latest.error().message), std::nullopt;
-      if (!*latest) return say("the database holds no scan yet"), std::nullopt;
+      if (!latest) return failure(latest.error().message);
+      if (!*latest) return failure("the database holds no scan yet");
       id = **latest;
     } else {
       id = std::stoll(name);
     }
     auto fleet = store->load(id);
-    if (!fleet) return say(fleet.error().message), std::nullopt;
+    if (!fleet) return failure(fleet.error().message);
     return std::move(*fleet);
   }
-  std::string content, error;
-  if (!read_file(name, content, error, std::size_t{4} << 30)) return say(error), std::nullopt;
-  auto fleet = fleet_from_json(content);
-  if (!fleet) return say(name + ": " + fleet.error().message), std::nullopt;
+  auto content = read_file(name, std::size_t{4} << 30);
+  if (!content) return tl::unexpected(content.error());
+  auto fleet = fleet_from_json(*content);
+  if (!fleet) return failure(name + ": " + fleet.error().message);
   return std::move(*fleet);
 }
 
@@ -149,22 +158,22 @@ bool print(const std::string& text) {
 
 int run_scan(const ScanArgs& args) {
   const int sources = (!args.paths.empty() ? 1 : 0) + (args.from_stdin ? 1 : 0) + (!args.hosts.empty() ? 1 : 0);
-  if (sources != 1) {
-    say("give exactly one source: registry files or folders, --stdin, or --hosts with --exec");
-    return exit_usage;
-  }
-  if (!args.hosts.empty() && args.exec.empty()) {
-    say("--hosts needs --exec 'COMMAND {host} ...' (e.g. 'ssh -o BatchMode=yes {host} hwaccel detect --no-timings')");
-    return exit_usage;
-  }
+  if (sources != 1)
+    return fail_with(fleet_command, "give exactly one source: registry files or folders, --stdin, or --hosts with --exec",
+                     exit_usage);
+  if (!args.hosts.empty() && args.exec.empty())
+    return fail_with(fleet_command,
+                     "--hosts needs --exec 'COMMAND {host} ...' (e.g. 'ssh -o BatchMode=yes {host} hwaccel detect "
+                     "--no-timings')",
+                     exit_usage);
   // Opened first: a database that cannot take the scan fails before any host is asked.
-  std::optional<FleetStore> store;
-  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_write))) return exit_failure;
+  auto opened = optional_store(args.db, FleetStore::Mode::read_write);
+  if (!opened) return fail_with(fleet_command, opened.error());
+  std::optional<FleetStore> store = std::move(*opened);
 
-  ScanOptions options;
-  options.node_deadline = std::chrono::milliseconds(args.deadline_ms);
-  options.concurrency = static_cast<std::size_t>(args.concurrency);
-  options.max_output_bytes = static_cast<std::size_t>(args.max_output_mib) << 20;
+  auto read = read_scan_options(settings_of(args.settings));
+  if (!read) return fail_with(fleet_command, read.error().message, exit_usage);
+  const ScanOptions options = std::move(*read);
   Fleet fleet;
   if (args.from_stdin) {
     const std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
@@ -173,17 +182,19 @@ int run_scan(const ScanArgs& args) {
     fleet = scan_files(args.paths, options);
   } else {
     // A file when one is there (or the value names a path), else the hosts themselves.
-    std::string list, error;
-    if (!read_file(args.hosts, list, error)) {
-      if (args.hosts.find('/') != std::string::npos) return say(error), exit_failure;
+    std::string list;
+    if (auto file = read_file(args.hosts)) {
+      list = std::move(*file);
+    } else {
+      if (args.hosts.find('/') != std::string::npos) return fail_with(fleet_command, file.error());
       if (args.hosts.find(',') == std::string::npos)
         say("--hosts " + args.hosts + ": no such file; taken as one host name");
       list = args.hosts;
     }
     auto hosts = parse_host_list(list);
-    if (!hosts) return say(hosts.error().message), exit_usage;
+    if (!hosts) return fail_with(fleet_command, hosts.error().message, exit_usage);
     auto command = CommandTemplate::parse(args.exec);
-    if (!command) return say(command.error().message), exit_usage;
+    if (!command) return fail_with(fleet_command, command.error().message, exit_usage);
     // Every running command holds a few descriptors: the soft limit (often
     // 1024) is raised to the hard one so that --concurrency is what runs.
     if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
@@ -195,7 +206,7 @@ int run_scan(const ScanArgs& args) {
   }
   if (store) {
     const auto id = store->append(fleet);
-    if (!id) return say(id.error().message), exit_failure;
+    if (!id) return fail_with(fleet_command, id.error().message, exit_failure);
     if (!args.quiet) say(fmt::format("scan {} stored in {}", *id, args.db));
   }
   if (args.quiet) return 0;
@@ -203,19 +214,21 @@ int run_scan(const ScanArgs& args) {
 }
 
 int run_show(const ViewArgs& args) {
-  std::optional<FleetStore> store;
-  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_only))) return exit_failure;
-  if (!store && args.scan.empty()) return say("give a fleet file, or --db with a scan id (default: latest)"), exit_usage;
+  auto opened = optional_store(args.db, FleetStore::Mode::read_only);
+  if (!opened) return fail_with(fleet_command, opened.error());
+  const std::optional<FleetStore> store = std::move(*opened);
+  if (!store && args.scan.empty())
+    return fail_with(fleet_command, "give a fleet file, or --db with a scan id (default: latest)", exit_usage);
   const auto fleet = load_scan(store, args.scan.empty() ? std::string("latest") : args.scan);
-  if (!fleet) return exit_failure;
+  if (!fleet) return fail_with(fleet_command, fleet.error());
   return print(args.json ? to_json(*fleet, args.pretty) + (args.pretty ? "" : "\n") : fleet_table(*fleet)) ? 0 : exit_failure;
 }
 
 int run_history(const ViewArgs& args) {
   auto store = open_store(args.db, FleetStore::Mode::read_only);
-  if (!store) return exit_failure;
+  if (!store) return fail_with(fleet_command, store.error());
   const auto scans = store->scans();
-  if (!scans) return say(scans.error().message), exit_failure;
+  if (!scans) return fail_with(fleet_command, scans.error().message, exit_failure);
   if (args.json) {
     json::Writer w(args.pretty);
     w.begin_array();
@@ -239,52 +252,57 @@ int run_history(const ViewArgs& args) {
 }
 
 int run_diff(const DiffArgs& args) {
-  std::optional<FleetStore> store;
-  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_only))) return exit_cannot_check;
+  auto opened = optional_store(args.db, FleetStore::Mode::read_only);
+  if (!opened) return fail_with(fleet_command, opened.error().message, exit_cannot_check);
+  const std::optional<FleetStore> store = std::move(*opened);
   std::vector<std::string> names = args.scans;
-  if (names.size() > 2) return say("give at most two scans"), exit_usage;
+  if (names.size() > 2) return fail_with(fleet_command, "give at most two scans", exit_usage);
   if (names.size() < 2) {
-    if (!store) return say("give two fleet files, or --db (the latest scan against the one before it)"), exit_usage;
+    if (!store)
+      return fail_with(fleet_command, "give two fleet files, or --db (the latest scan against the one before it)",
+                       exit_usage);
     if (names.empty()) {
       const auto latest = store->latest();
-      if (!latest) return say(latest.error().message), exit_cannot_check;
-      if (!*latest) return say("the database holds no scan yet"), exit_cannot_check;
+      if (!latest) return fail_with(fleet_command, latest.error().message, exit_cannot_check);
+      if (!*latest) return fail_with(fleet_command, "the database holds no scan yet", exit_cannot_check);
       names.push_back(std::to_string(**latest));
     }
-    if (!all_digits(names.front())) return say("with one scan, name it by its id in --db"), exit_usage;
+    if (!all_digits(names.front()))
+      return fail_with(fleet_command, "with one scan, name it by its id in --db", exit_usage);
     const auto before = store->previous(std::stoll(names.front()));
-    if (!before) return say(before.error().message), exit_cannot_check;
-    if (!*before) return say("scan " + names.front() + " is the first: nothing to compare it with"), exit_cannot_check;
+    if (!before) return fail_with(fleet_command, before.error().message, exit_cannot_check);
+    if (!*before)
+      return fail_with(fleet_command, "scan " + names.front() + " is the first: nothing to compare it with",
+                       exit_cannot_check);
     names.insert(names.begin(), std::to_string(**before));
   }
   const auto from = load_scan(store, names[0]);
-  const auto to = from ? load_scan(store, names[1]) : std::nullopt;
-  if (!from || !to) return exit_cannot_check;
+  if (!from) return fail_with(fleet_command, from.error().message, exit_cannot_check);
+  const auto to = load_scan(store, names[1]);
+  if (!to) return fail_with(fleet_command, to.error().message, exit_cannot_check);
   const FleetDiff diff = fleet_diff(*from, *to);
   if (!print(args.json ? to_json(diff, args.pretty) + (args.pretty ? "" : "\n") : to_text(diff))) return exit_cannot_check;
   return diff.empty() ? 0 : 1;
 }
 
 int run_check(const CheckArgs& args) {
-  std::optional<FleetStore> store;
-  if (!args.db.empty() && !(store = open_store(args.db, FleetStore::Mode::read_only))) return exit_cannot_check;
+  auto opened = optional_store(args.db, FleetStore::Mode::read_only);
+  if (!opened) return fail_with(fleet_command, opened.error().message, exit_cannot_check);
+  const std::optional<FleetStore> store = std::move(*opened);
   auto baseline = load_scan(store, args.baseline);
-  if (!baseline) return exit_cannot_check;
+  if (!baseline) return fail_with(fleet_command, baseline.error().message, exit_cannot_check);
   Fleet current;
-  if (!args.current.empty()) {
-    auto loaded = load_scan(store, args.current);
-    if (!loaded) return exit_cannot_check;
-    current = std::move(*loaded);
-  } else if (store) {
-    auto loaded = load_scan(store, "latest");
-    if (!loaded) return exit_cannot_check;
+  if (!args.current.empty() || store) {
+    auto loaded = load_scan(store, args.current.empty() ? std::string("latest") : args.current);
+    if (!loaded) return fail_with(fleet_command, loaded.error().message, exit_cannot_check);
     current = std::move(*loaded);
   } else {
     // This node, checked against its own entry of the baseline (a Slurm
     // HealthCheckProgram, a cron job).
-    int code = 0;
-    auto machine = detect_machine("fleet check", args.detect, code);
-    if (!machine) return code == exit_usage ? exit_usage : exit_cannot_check;
+    auto machine = detect_machine(args.detect);
+    if (!machine)
+      return fail_with(fleet_command, machine.error().message,
+                       machine.error().exit_code == exit_usage ? exit_usage : exit_cannot_check);
     FleetNode node;
     node.host = machine->registry.system().host.value_or("localhost");
     node.source = "this machine";
@@ -299,7 +317,8 @@ int run_check(const CheckArgs& args) {
     } else if (baseline->nodes.size() == 1) {
       baseline->nodes.front().host = host;
     } else {
-      return say("the baseline has no node " + host + " (give --host NAME)"), exit_cannot_check;
+      return fail_with(fleet_command, "the baseline has no node " + host + " (give --host NAME)",
+                       exit_cannot_check);
     }
   }
   const auto findings = fleet_check(*baseline, current, CheckOptions{.versions = args.versions});
@@ -329,9 +348,9 @@ int run_check(const CheckArgs& args) {
 
 int run_prune(const PruneArgs& args) {
   auto store = open_store(args.db, FleetStore::Mode::read_write);
-  if (!store) return exit_failure;
+  if (!store) return fail_with(fleet_command, store.error());
   const auto removed = store->prune(static_cast<std::size_t>(args.keep));
-  if (!removed) return say(removed.error().message), exit_failure;
+  if (!removed) return fail_with(fleet_command, removed.error().message, exit_failure);
   say(fmt::format("removed {} scan(s); kept the newest {}", *removed, args.keep));
   return 0;
 }
@@ -356,20 +375,20 @@ Command add_fleet_command(CLI::App& app) {
       "exits 1 when a node differs from the baseline; both exit 3 when they could not compare.");
 
   auto scan = std::make_shared<ScanArgs>();
-  auto* s = cmd->add_subcommand("scan", "Collect one registry per node into a fleet document");
+  auto* s = cmd->add_subcommand("scan", "Collect one registry per node into a fleet document (JSON by default)");
   s->add_option("paths", scan->paths, "Registry files, or folders of *.json registry files");
   s->add_flag("--stdin", scan->from_stdin, "JSON lines on stdin, one registry per line, each naming its host (system.host)");
   s->add_option("--hosts", scan->hosts, "Host list: a file (one per line, # comments) or a,b,c");
   s->add_option("--exec", scan->exec,
-                "Command run per host, without a shell; {host} is replaced: 'ssh -o BatchMode=yes {host} hwaccel detect "
-                "--no-timings', 'srun -w {host} hwaccel detect', 'kubectl exec {host} -- hwaccel detect'");
-  s->add_option("--deadline-ms", scan->deadline_ms, "Per-node deadline; a node past it is killed and reported")
-      ->check(CLI::Range(1, 3'600'000));
-  s->add_option("--concurrency", scan->concurrency, "Nodes asked at once")->check(CLI::Range(1, 4096));
-  s->add_option("--max-output-mib", scan->max_output_mib, "Per-node output cap")->check(CLI::Range(1, 4096));
+                "Command run per host, without a shell; {host} is replaced; the program is a name looked up on PATH "
+                "or a path: 'ssh -o BatchMode=yes {host} hwaccel detect --no-timings', 'srun -w {host} hwaccel "
+                "detect', 'kubectl exec {host} -- hwaccel detect', '/opt/hwaccel/bin/node-agent {host}'");
+  add_setting_options(*s, scan_setting_keys(), scan->settings);
   s->add_option("--db", scan->db, "Append the scan to this SQLite database (created when missing)");
   s->add_flag("--pretty", scan->pretty, "Indent the JSON");
-  s->add_flag("--table", scan->table, "A table for people instead of the fleet document");
+  auto* scan_table = s->add_flag("--table", scan->table, "A table for people instead of the fleet document");
+  add_json_default_flag(*s, scan->json);
+  scan_table->excludes(s->get_option("--json"));
   s->add_flag("--quiet", scan->quiet, "Print nothing (with --db)");
 
   auto show = std::make_shared<ViewArgs>();

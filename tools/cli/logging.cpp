@@ -73,17 +73,7 @@ void add_log_options(CLI::App& cmd, LogArgs& args) {
       ->check(CLI::IsMember({"text", "json"}));
 }
 
-bool install_log_sink(DetectBuilder& builder, const LogArgs& args) {
-  std::optional<LogLevel> level;
-  if (const char* env = std::getenv("HWACCEL_LOG"); env && *env) {
-    level = parse_log_level(env);
-    if (!level) {
-      std::cerr << "hwaccel: HWACCEL_LOG: \"" << env << "\" is not one of warn, info, debug, trace\n";
-      return false;
-    }
-  }
-  if (args.verbosity > 0) level = args.verbosity == 1 ? LogLevel::info : args.verbosity == 2 ? LogLevel::debug : LogLevel::trace;
-  if (!level) return true;
+void install_log_sink(DetectBuilder& builder, LogLevel level, const LogArgs& args) {
   // One line per write, whole, even when detectors log from several threads.
   auto mutex = std::make_shared<std::mutex>();
   const bool as_json = args.format == "json";
@@ -93,8 +83,7 @@ bool install_log_sink(DetectBuilder& builder, const LogArgs& args) {
         std::lock_guard lock(*mutex);
         std::fwrite(line.data(), 1, line.size(), stderr);
       },
-      *level);
-  return true;
+      level);
 }
 
 }  // namespace hwaccel::cli

@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   // subcommand's options follow its name, so the top level then takes none
   // (and `hwaccel detect` does not build the detect options twice).
   DetectArgs top_args;
+  top_args.command.clear();  // its messages say "hwaccel: ..."
   if (!named) add_detect_options(app, top_args);
 
   try {

@@ -22,18 +22,19 @@ struct MetricsArgs {
 };
 
 int run_metrics(const MetricsArgs& args) {
-  auto builder = make_builder(args.detect);
-  if (!builder) return exit_usage;
-  const std::unique_ptr<System> system = machine_system("metrics", args.detect);
-  if (!system) return exit_failure;
-  const AcceleratorRegistry registry = builder->detect(*system);
+  const auto settings = detect_settings(args.detect);
+  if (!settings) return fail_with("metrics", settings.error());
+  auto machine = detect_machine(args.detect);
+  if (!machine) return fail_with("metrics", machine.error());
+  const System& system = *machine->system;
+  const AcceleratorRegistry& registry = machine->registry;
   TelemetryOptions options;
-  options.tool_timeout = std::chrono::milliseconds(args.detect.timeout_ms);
-  const TelemetrySample sample = sample_telemetry(registry, *system, options);
+  options.tool_timeout = settings->tool_timeout;
+  const TelemetrySample sample = sample_telemetry(registry, system, options);
   ExporterCounters counters;
   counters.scrapes = 1;
   for (const auto& source : sample.failed_sources) ++counters.scrape_errors[source];
-  for (const auto& w : sample.warnings) std::cerr << "hwaccel metrics: warning: " << w.backend << ": " << w.message << "\n";
+  for (const auto& w : sample.warnings) note("metrics", "warning: " + w.backend + ": " + w.message);
   if (args.json) {
     std::cout << to_json(sample, args.detect.pretty) << "\n";
     std::cout.flush();
@@ -42,11 +43,8 @@ int run_metrics(const MetricsArgs& args) {
   const std::string text =
       metrics_text(registry, sample, counters, args.openmetrics ? MetricsFormat::openmetrics : MetricsFormat::prometheus_text);
   if (!args.textfile_dir.empty()) {
-    std::string error;
-    if (!replace_file(args.textfile_dir + "/hwaccel.prom", text, error)) {
-      std::cerr << "hwaccel metrics: " << error << "\n";
-      return exit_failure;
-    }
+    if (auto written = replace_file(args.textfile_dir + "/hwaccel.prom", text); !written)
+      return fail_with("metrics", written.error());
     return 0;
   }
   std::cout << text;

@@ -10,10 +10,12 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 import hwaccel;
 
 #include "planning_registry.hpp"
+#include "setting_options.hpp"
 
 namespace hwaccel::cli {
 namespace {
@@ -21,10 +23,7 @@ namespace {
 struct PlaceArgs {
   std::string fleet;
   std::string workloads;
-  std::string busy;
-  std::string fabric;
-  std::string device_specs;
-  std::size_t exact_max = 12;
+  SettingTexts settings;  ///< --busy, --fabric, --exact-max, --device-specs, for the library's tables
   bool json = false;
   bool human = false;
   bool pretty = false;
@@ -50,31 +49,22 @@ std::string human_placement(const PlacementResult& r, bool color) {
 }
 
 int run_place(const PlaceArgs& a) {
-  const auto fleet = fleet_option("place", a.fleet);
-  if (!fleet) return exit_failure;
-  std::string workload_text, error;
-  if (!read_file(a.workloads, workload_text, error, std::size_t{64} << 20)) {
-    std::cerr << "hwaccel place: --workloads: " << error << "\n";
-    return exit_failure;
-  }
-  auto workloads = parse_workloads(workload_text);
-  if (!workloads) {
-    std::cerr << "hwaccel place: --workloads: " << a.workloads << ": " << workloads.error().message << "\n";
-    return exit_usage;
-  }
-  PlacementOptions options;
-  options.exact_max_replicas = a.exact_max;
-  options.exact_max_nodes = a.exact_max;
-  if (!fabric_option("place", a.fabric, options.fabric)) return exit_usage;
-  if (int code = exit_failure; !busy_option("place", a.busy, options.busy, code)) return code;
-  const auto device_specs = device_specs_option("place", a.device_specs);
-  if (!device_specs) return exit_failure;
-  if (!device_specs->empty()) options.device_specs = &*device_specs;
-  auto result = place_workloads(*fleet, *workloads, options);
-  if (!result) {
-    std::cerr << "hwaccel place: " << result.error().message << "\n";
-    return exit_failure;
-  }
+  const std::vector<Setting> values = settings_of(a.settings);
+  auto options = checked(read_placement_options(values));
+  if (!options) return fail_with("place", options.error());
+  auto inputs = checked(read_planning_inputs(values));
+  if (!inputs) return fail_with("place", inputs.error());
+  const auto fleet = read_fleet(a.fleet);
+  if (!fleet) return fail_with("place", fleet.error());
+  auto workload_text = read_file(a.workloads, std::size_t{64} << 20);
+  if (!workload_text) return fail_with("place", "--workloads: " + workload_text.error().message, exit_failure);
+  auto workloads = parse_workloads(*workload_text);
+  if (!workloads) return fail_with("place", "--workloads: " + a.workloads + ": " + workloads.error().message, exit_usage);
+  const auto device_specs = inputs->load_device_specs();
+  if (!device_specs) return fail_with("place", device_specs.error().message, exit_failure);
+  if (!device_specs->empty()) options->device_specs = &*device_specs;
+  auto result = place_workloads(*fleet, *workloads, *options);
+  if (!result) return fail_with("place", result.error().message, exit_failure);
   const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
   if (json) std::cout << to_json(*result, a.pretty) << (a.pretty ? "" : "\n");
   else std::cout << human_placement(*result, use_color(STDOUT_FILENO));
@@ -98,13 +88,8 @@ Command add_place_command(CLI::App& app) {
                   "JSON: {\"workloads\": [{\"name\", \"model\", \"replicas\", \"quantization\", \"context\", \"batch\"}]}")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--busy", args->busy,
-                  "Nodes or devices taken: HOST,HOST/cuda:0,... or a file (such a list, or an earlier `hwaccel place --json`)");
-  cmd->add_option("--fabric", args->fabric, "Fabric between nodes for replicas that span nodes: ib-400g, roce-200g, ...");
-  add_device_specs_option(cmd, args->device_specs);
-  cmd->add_option("--exact-max", args->exact_max,
-                  "Largest instance (replicas and nodes) searched exactly; larger ones use first-fit decreasing")
-      ->check(CLI::Range(0, 64));
+  add_setting_options(*cmd, placement_setting_keys(), args->settings);
+  add_setting_options(*cmd, planning_input_keys(), args->settings, {"device-specs"});
   auto* json_flag = cmd->add_flag("--json", args->json, "JSON output");
   auto* human_flag = cmd->add_flag("--human", args->human, "Text output even when stdout is not a terminal");
   json_flag->excludes(human_flag);

@@ -18,33 +18,20 @@
 import hwaccel;
 
 #include "planning_registry.hpp"
+#include "setting_options.hpp"
 
 namespace hwaccel::cli {
 namespace {
 
 struct PlanArgs {
-  std::string params;
-  std::string model;
-  std::string quant;
-  SequenceOptions sequence;
-  std::string objective = "throughput";
-  std::string family;
-  bool no_offload = false;
+  /// The planning inputs (--model, --params, --devices, --device-specs,
+  /// --nodes, --fabric), the inference settings and --node-kind, --busy,
+  /// --max-nodes, for the library's tables.
+  SettingTexts settings;
   std::string fixture;
-  std::string devices;
-  std::string device_specs;
-  std::uint32_t nodes = 0;
   std::string fleet;
   std::string hosts;
-  std::string fabric;
-  bool expert_parallel = false;
-  std::string runtime;
-  std::string flash_attention;
-  std::uint64_t input_len = 0;
-  std::uint64_t output_len = 0;
   bool what_is_missing = false;
-  std::string node_kind;
-  std::string busy;
   std::string launch;
   bool json = false;
   bool human = false;
@@ -164,103 +151,43 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
 }
 
 int run_plan(const PlanArgs& a) {
-  // Exactly one way to name the model.
-  if (a.params.empty() == a.model.empty()) {
-    std::cerr << "hwaccel plan: give exactly one of --params N and --model FILE|NAME\n";
-    return exit_usage;
-  }
-  InferenceSettings settings;
-  settings.allow_cpu_offload = !a.no_offload;
-  settings.objective = a.objective == "latency" ? PlanObjective::latency : PlanObjective::throughput;
-  if (!a.quant.empty()) {
-    const auto q = quantization_option("plan", "--quant", a.quant);
-    if (!q) return exit_usage;
-    settings.quantization = *q;
-  }
-  if (!apply_sequence_options("plan", a.sequence, settings)) return exit_usage;
-  if (!a.runtime.empty()) {
-    auto r = parse_runtime(a.runtime);
-    if (!r) {
-      std::cerr << "hwaccel plan: --runtime: " << r.error().message << "\n";
-      return exit_usage;
-    }
-    settings.runtime = *r;
-  }
-  if (!a.flash_attention.empty()) settings.flash_attention = a.flash_attention == "on";
-  if ((a.input_len > 0) != (a.output_len > 0)) {
-    std::cerr << "hwaccel plan: give --input-len and --output-len together\n";
-    return exit_usage;
-  }
-  if (a.output_len > 0) {
-    settings.input_tokens = a.input_len;
-    settings.output_tokens = a.output_len;
-    if (!a.sequence.context_given) settings.context = a.input_len + a.output_len;
-  }
-  if (a.family == "gguf") settings.quantization_family = QuantizationFamily::gguf;
-  else if (a.family == "hf") settings.quantization_family = QuantizationFamily::floating;
-
-  ModelDescription model;
-  if (!a.params.empty()) {
-    const auto n = parse_parameter_count(a.params);
-    if (!n) {
-      std::cerr << "hwaccel plan: --params: '" << a.params << "' is not a positive parameter count (e.g. 7e9, 70B)\n";
-      return exit_usage;
-    }
-    auto m = ModelDescription::from_parameter_count(*n);
-    if (!m) {
-      std::cerr << "hwaccel plan: --params: " << m.error().message << "\n";
-      return exit_usage;
-    }
-    model = std::move(*m);
-  } else {
-    auto m = load_model(a.model);
-    if (!m) {
-      std::cerr << "hwaccel plan: --model: " << m.error().message << "\n";
-      return exit_failure;
-    }
-    model = std::move(*m);
-  }
-  if (auto v = settings.validate(model); !v) {
-    std::cerr << "hwaccel plan: " << v.error().message << "\n";
-    return exit_usage;
-  }
-
-  settings.expert_parallel = a.expert_parallel;
-  const auto device_specs = device_specs_option("plan", a.device_specs);
-  if (!device_specs) return exit_failure;
-  if (!device_specs->empty()) settings.device_specs = &*device_specs;
-  std::optional<Fabric> fabric;
-  if (!fabric_option("plan", a.fabric, fabric)) return exit_usage;
-  BusyDevices busy;
-  if (int code = exit_failure; !busy_option("plan", a.busy, busy, code)) return code;
+  const std::vector<Setting> values = settings_of(a.settings);
+  auto inputs = checked(read_planning_inputs(values));
+  if (!inputs) return fail_with("plan", inputs.error());
+  auto settings = checked(read_inference_settings(values));
+  if (!settings) return fail_with("plan", settings.error());
+  auto capacity = checked(read_capacity_options(values));
+  if (!capacity) return fail_with("plan", capacity.error());
+  auto model = inputs->load_model();
+  if (!model) return fail_with("plan", model.error().message, model_error_exit(*inputs));
+  if (auto v = settings->validate(*model); !v) return fail_with("plan", v.error().message, exit_usage);
+  const auto device_specs = inputs->load_device_specs();
+  if (!device_specs) return fail_with("plan", device_specs.error().message, exit_failure);
+  if (!device_specs->empty()) settings->device_specs = &*device_specs;
   const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
   std::optional<Fleet> fleet;
   if (!a.fleet.empty()) {
-    fleet = fleet_option("plan", a.fleet);
-    if (!fleet) return exit_failure;
+    auto read = read_fleet(a.fleet);
+    if (!read) return fail_with("plan", read.error());
+    fleet = std::move(*read);
   }
 
   if (a.what_is_missing) {
-    CapacityOptions options;
-    options.node_kind = a.node_kind.empty() ? a.devices : a.node_kind;
-    options.busy = busy;
-    options.fabric = fabric;
+    CapacityOptions options = *capacity;
+    if (options.node_kind.empty()) options.node_kind = inputs->devices;
+    options.fabric = inputs->fabric;
     if (!fleet) {
       // No fleet: this machine (or the fixture) is the fleet, one node.
-      int failure = exit_failure;
-      auto registry = planning_registry("plan", {}, a.fixture, failure);
-      if (!registry) return failure;
+      auto registry = machine_registry(a.fixture);
+      if (!registry) return fail_with("plan", registry.error());
       fleet.emplace();
       FleetNode node;
       node.host = registry->system().host.value_or("localhost");
       node.registry = std::move(*registry);
       fleet->nodes.push_back(std::move(node));
     }
-    auto report = what_is_missing(*fleet, model, settings, options);
-    if (!report) {
-      std::cerr << "hwaccel plan: " << report.error().message << "\n";
-      return report.error().kind == ErrorKind::invalid_input ? exit_usage : exit_failure;
-    }
+    auto report = checked(what_is_missing(*fleet, *model, *settings, options));
+    if (!report) return fail_with("plan", report.error());
     if (json) std::cout << to_json(*report, a.pretty);
     else std::cout << report->summary << "\n";
     std::cout.flush();
@@ -272,29 +199,18 @@ int run_plan(const PlanArgs& a) {
     std::vector<std::string> hosts;
     if (!a.hosts.empty()) {
       auto parsed = parse_host_list(a.hosts);
-      if (!parsed) {
-        std::cerr << "hwaccel plan: --hosts: " << parsed.error().message << "\n";
-        return exit_usage;
-      }
+      if (!parsed) return fail_with("plan", "--hosts: " + parsed.error().message, exit_usage);
       hosts = std::move(*parsed);
     }
-    auto cluster = cluster_from_fleet(*fleet, busy, hosts, fabric);
-    if (!cluster) {
-      std::cerr << "hwaccel plan: --fleet: " << cluster.error().message << "\n";
-      return exit_failure;
-    }
-    plan = plan_inference(*cluster, model, settings);
+    auto cluster = cluster_from_fleet(*fleet, capacity->busy, hosts, inputs->fabric);
+    if (!cluster) return fail_with("plan", "--fleet: " + cluster.error().message, exit_failure);
+    plan = plan_inference(*cluster, *model, *settings);
   } else {
-    int failure = exit_failure;
-    auto cluster = planning_cluster("plan", a.devices, a.fixture, a.nodes, failure, *device_specs);
-    if (!cluster) return failure;
-    cluster->fabric = fabric;
-    plan = plan_inference(*cluster, model, settings);
+    auto cluster = planning_cluster(*inputs, a.fixture, *device_specs);
+    if (!cluster) return fail_with("plan", cluster.error());
+    plan = plan_inference(*cluster, *model, *settings);
   }
-  if (!plan) {
-    std::cerr << "hwaccel plan: " << plan.error().message << "\n";
-    return exit_failure;
-  }
+  if (!plan) return fail_with("plan", plan.error().message, exit_failure);
   if (!a.launch.empty()) {
     // One launch hint alone, for a pipe (`| kubectl apply -f -`, `> job.sbatch`).
     const auto& l = plan->launch;
@@ -308,10 +224,9 @@ int run_plan(const PlanArgs& a) {
     else if (a.launch == "kubernetes") text = l.kubernetes;
     else if (a.launch == "ray")
       for (const auto& line : l.ray) text += line + "\n";
-    if (text.empty()) {
-      std::cerr << "hwaccel plan: --launch " << a.launch << ": this plan has no such launch hint (see its assumptions)\n";
-      return exit_failure;
-    }
+    if (text.empty())
+      return fail_with("plan", "--launch " + a.launch + ": this plan has no such launch hint (see its assumptions)",
+                       exit_failure);
     std::cout << text << (text.back() == '\n' ? "" : "\n");
     std::cout.flush();
     return std::cout.good() ? 0 : exit_failure;
@@ -332,52 +247,20 @@ Command add_plan_command(CLI::App& app) {
       "Plan how a model runs on this machine, a fixture or hypothetical devices: quantization, memory, sharding, "
       "throughput.\nOutput is text on a terminal and JSON otherwise (or with --json). Exit status: 0 planned (see "
       "\"fits\"), 1 the model or fixture could not be read or no device can run it, 2 bad usage.");
-  cmd->add_option("--params", args->params, "Parameter count: 7000000000, 7e9, 70B (architecture borrowed from the nearest catalogue model)");
-  cmd->add_option("--model", args->model, "Catalogue id (see `hwaccel models`), or a config.json, .gguf, .safetensors, *.safetensors.index.json or model folder");
-  cmd->add_option("--quant", args->quant, "Quantization (bf16, fp16, fp8, int8, int4, nf4, q8_0, q6_k, q5_k_m, q4_k_m, ...); default: the best that fits");
-  add_sequence_options(cmd, args->sequence);
-  cmd->add_option("--objective", args->objective, "throughput (most replicas) or latency (widest tensor parallelism)")
-      ->check(CLI::IsMember({"throughput", "latency"}));
-  cmd->add_option("--formats", args->family, "Levels a suggestion picks from: hf (bf16/fp8/int8/int4) or gguf (llama.cpp)")
-      ->check(CLI::IsMember({"hf", "gguf"}));
-  cmd->add_flag("--no-offload", args->no_offload, "Never put layers in host memory");
-  cmd->add_option("--runtime", args->runtime,
-                  "Runtime whose speed profile the estimates use: llama.cpp-cuda, llama.cpp-rocm, llama.cpp-metal, "
-                  "llama.cpp-vulkan, llama.cpp-cpu, mlx, vllm, sglang, trtllm (default: from the level and the devices)");
-  cmd->add_option("--flash-attention", args->flash_attention,
-                  "llama.cpp's -fa: on, each KV head is read once per token; off (the default, as the llama.cpp "
-                  "profiles' calibration runs), once per query head")
-      ->check(CLI::IsMember({"on", "off"}));
-  cmd->add_option("--input-len", args->input_len, "Serving: prompt tokens per request (with --output-len; --batch requests at once)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
-  cmd->add_option("--output-len", args->output_len, "Serving: generated tokens per request; gives output tok/s, TTFT and TPOT")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
-  auto* fixture = cmd->add_option("--fixture", args->fixture, "Plan for a captured machine (fixture folder)")->check(CLI::ExistingDirectory);
-  auto* devices = cmd->add_option("--devices", args->devices,
-                                  "Plan for hypothetical devices, e.g. 8xH100-SXM-80GB or 2xRTX-4090+1xRTX-3090 (see "
-                                  "`hwaccel specs`), or nodes of them: 2x(8xH100-SXM-80GB)");
-  fixture->excludes(devices);
-  add_device_specs_option(cmd, args->device_specs);
-  auto* nodes = cmd->add_option("--nodes", args->nodes, "Plan over N nodes like this machine (or the fixture, or --devices)")
-                    ->check(CLI::Range(1u, max_cluster_nodes));
+  const SettingOptions inputs = add_setting_options(*cmd, planning_input_keys(), args->settings);
+  auto* fixture = cmd->add_option("--fixture", args->fixture, "Plan for a captured machine (fixture folder)")
+                      ->check(CLI::ExistingDirectory);
+  fixture->excludes(inputs.at("devices"));
+  add_setting_options(*cmd, inference_setting_keys(), args->settings);
   auto* fleet = cmd->add_option("--fleet", args->fleet, "Plan over the nodes of a fleet document (`hwaccel fleet scan`)")
                     ->check(CLI::ExistingFile);
-  fleet->excludes(fixture)->excludes(nodes);
+  fleet->excludes(fixture)->excludes(inputs.at("nodes"));
   cmd->add_option("--hosts", args->hosts, "With --fleet: the nodes to plan over (commas or blanks between names)")
       ->needs(fleet);
-  cmd->add_option("--fabric", args->fabric,
-                  "Fabric between nodes: ib-400g, ib-8x400g, roce-200g, ethernet-100g, efa-32x100g (default: the "
-                  "nodes' own RDMA ports)");
-  cmd->add_flag("--expert-parallel", args->expert_parallel,
-                "MoE models: each tensor-parallel group holds whole experts (vLLM --enable-expert-parallel)");
   cmd->add_flag("--what-is-missing", args->what_is_missing,
                 "Count the nodes of one kind the model needs against the fleet's free ones (with --fleet; else this "
                 "machine is the fleet)");
-  cmd->add_option("--node-kind", args->node_kind,
-                  "With --what-is-missing: the kind of node, 8xH100-SXM-80GB or a kind of the fleet (default: "
-                  "--devices, else the fleet's most common)");
-  cmd->add_option("--busy", args->busy,
-                  "Nodes or devices taken: HOST,HOST/cuda:0,... or a file (such a list, or `hwaccel place --json` output)");
+  add_setting_options(*cmd, capacity_setting_keys(), args->settings, {"node-kind", "busy", "max-nodes"});
   cmd->add_option("--launch", args->launch, "Print one launch hint alone: vllm, sglang, trtllm, torchrun, llama-cpp, ray, slurm, kubernetes")
       ->check(CLI::IsMember({"vllm", "sglang", "trtllm", "torchrun", "llama-cpp", "ray", "slurm", "kubernetes"}));
   auto* json_flag = cmd->add_flag("--json", args->json, "JSON output");

@@ -17,26 +17,23 @@
 import hwaccel;
 
 #include "planning_registry.hpp"
+#include "setting_options.hpp"
 
 namespace hwaccel::cli {
 namespace {
 
 struct RecommendArgs {
-  std::string model;
-  std::string quant;
-  SequenceOptions sequence;
-  std::string providers;
-  std::string catalogue;
-  std::string device_specs;
+  /// --model, --device-specs, the inference settings a recommendation
+  /// takes, --provider, --max-instances and --catalogue, for the library's tables.
+  SettingTexts settings;
   std::size_t top = 5;
-  std::uint32_t max_instances = 1;
   bool json = false;
   bool human = false;
   bool pretty = false;
-  bool verbose = false;
+  bool all_rejected = false;
 };
 
-// Rejected instances listed in text without --verbose.
+// Rejected instances listed in text without --all-rejected.
 constexpr std::size_t short_rejection_list = 5;
 
 std::string instance_line(const InstanceVerdict& v) {
@@ -86,7 +83,7 @@ std::string human_recommendation(const InstanceRecommendation& r, std::size_t to
                          v.instance.price_usd_per_hour, v.instance.count, v.instance.accelerator,
                          to_string(*v.rejection), v.reason);
     }
-    if (shown < cheaper.size()) out += fmt::format("  ... {} more (--verbose, or --json)\n", cheaper.size() - shown);
+    if (shown < cheaper.size()) out += fmt::format("  ... {} more (--all-rejected, or --json)\n", cheaper.size() - shown);
   }
   out += "\nTOK/S: decode tokens per second of all replicas together (planner estimate); USD/MTOK: price per\n"
          "million decoded tokens at that rate. " + r.prices + "\n";
@@ -94,64 +91,33 @@ std::string human_recommendation(const InstanceRecommendation& r, std::size_t to
 }
 
 int run_recommend(const RecommendArgs& a) {
-  RecommendOptions options;
-  InferenceSettings& settings = options.settings;
-  const auto q = quantization_option("recommend", "--quant", a.quant);
-  if (!q) return exit_usage;
-  settings.quantization = *q;
-  if (!apply_sequence_options("recommend", a.sequence, settings)) return exit_usage;
-  options.max_instances = a.max_instances;
-  for (std::string_view rest = a.providers; !rest.empty();) {
-    const auto comma = rest.find(',');
-    const std::string_view name = text::trim(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    const auto p = parse_cloud_provider(name);
-    if (!p) {
-      std::cerr << "hwaccel recommend: --provider: unknown provider '" << name << "' (aws, gcp, azure)\n";
-      return exit_usage;
-    }
-    options.providers.push_back(*p);
-  }
-
-  auto model = load_model(a.model);
-  if (!model) {
-    std::cerr << "hwaccel recommend: --model: " << model.error().message << "\n";
-    return exit_failure;
-  }
-  if (auto v = settings.validate(*model); !v) {
-    std::cerr << "hwaccel recommend: " << v.error().message << "\n";
-    return exit_usage;
-  }
+  const std::vector<Setting> values = settings_of(a.settings);
+  auto inputs = checked(read_planning_inputs(values));
+  if (!inputs) return fail_with("recommend", inputs.error());
+  auto options = checked(read_recommend_options(values));
+  if (!options) return fail_with("recommend", options.error());
+  auto model = inputs->load_model();
+  if (!model) return fail_with("recommend", model.error().message, model_error_exit(*inputs));
+  if (auto v = options->settings.validate(*model); !v) return fail_with("recommend", v.error().message, exit_usage);
 
   // A user catalogue may name devices of a user device-spec file.
-  const auto device_specs = device_specs_option("recommend", a.device_specs);
-  if (!device_specs) return exit_failure;
-  if (!device_specs->empty()) settings.device_specs = &*device_specs;
+  const auto device_specs = inputs->load_device_specs();
+  if (!device_specs) return fail_with("recommend", device_specs.error().message, exit_failure);
+  if (!device_specs->empty()) options->settings.device_specs = &*device_specs;
   // --catalogue, else $HWACCEL_INSTANCE_CATALOGUE, else the built-in one.
-  std::string file = a.catalogue;
-  if (file.empty())
-    if (const char* env = std::getenv("HWACCEL_INSTANCE_CATALOGUE"); env && *env) file = env;
-  auto catalogue = file.empty() ? builtin_instance_catalogue() : read_instance_catalogue(file, *device_specs);
-  if (!catalogue) {
-    std::cerr << "hwaccel recommend: catalogue: " << catalogue.error().message << "\n";
-    return exit_failure;
-  }
+  auto catalogue = options->load_catalogue(*device_specs);
+  if (!catalogue) return fail_with("recommend", catalogue.error().message, exit_failure);
 
-  auto r = recommend_instances(*model, options, *catalogue);
-  if (!r) {
-    std::cerr << "hwaccel recommend: " << r.error().message << "\n";
-    return r.error().kind == ErrorKind::invalid_input ? exit_usage : exit_failure;
-  }
+  auto r = checked(recommend_instances(*model, *options, *catalogue));
+  if (!r) return fail_with("recommend", r.error());
   const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
   if (json) std::cout << to_json(*r, a.pretty) << "\n";
-  else std::cout << human_recommendation(*r, a.top, a.verbose, use_color(STDOUT_FILENO));
+  else std::cout << human_recommendation(*r, a.top, a.all_rejected, use_color(STDOUT_FILENO));
   std::cout.flush();
   if (!std::cout.good()) return exit_failure;
-  if (r->recommended.empty()) {
-    std::cerr << "hwaccel recommend: no instance fits " << r->model_name << " at " << to_string(r->quantization)
-              << "\n";
-    return exit_failure;
-  }
+  if (r->recommended.empty())
+    return fail_with("recommend", text::cat("no instance fits ", r->model_name, " at ", to_string(r->quantization)),
+                     exit_failure);
   return 0;
 }
 
@@ -165,20 +131,13 @@ Command add_recommend_command(CLI::App& app) {
       "interconnect), with the reason each cheaper instance was rejected.\nOutput is text on a terminal and JSON "
       "otherwise (or with --json). Exit status: 0 at least one instance fits, 1 none fits or the model or catalogue "
       "could not be read, 2 bad usage.");
-  cmd->add_option("--model", args->model, "Catalogue id (see `hwaccel models`), or a config.json, .gguf, .safetensors or model folder")
+  add_setting_options(*cmd, planning_input_keys(), args->settings, {"model", "device-specs"}).at("model")->required();
+  add_setting_options(*cmd, inference_setting_keys(), args->settings, {"quant", "kv-dtype", "context", "batch", "reserve"})
+      .at("quant")
       ->required();
-  cmd->add_option("--quant", args->quant, "Quantization to run at (bf16, fp16, fp8, int8, int4, ...)")->required();
-  add_sequence_options(cmd, args->sequence);
-  cmd->add_option("--provider", args->providers, "Comma list of providers: aws, gcp, azure (default: all)");
-  cmd->add_option("--catalogue", args->catalogue,
-                  "Instance catalogue file replacing the built-in one (default: $HWACCEL_INSTANCE_CATALOGUE, else "
-                  "built in; format in docs/planning.md)");
-  add_device_specs_option(cmd, args->device_specs);
-  cmd->add_option("--max-instances", args->max_instances,
-                  "A model too large for one instance may span up to N of the same type (a multi-node plan)")
-      ->check(CLI::Range(1u, 4096u));
+  add_setting_options(*cmd, recommend_setting_keys(), args->settings);
   cmd->add_option("--top", args->top, "Instances listed in text output")->check(CLI::Range(std::size_t{1}, std::size_t{10000}));
-  cmd->add_flag("--verbose,-v", args->verbose, "List every rejected instance with its reason");
+  cmd->add_flag("--all-rejected", args->all_rejected, "List every rejected instance with its reason");
   auto* json_flag = cmd->add_flag("--json", args->json, "JSON output (every instance, rejected ones with their reason)");
   auto* human_flag = cmd->add_flag("--human", args->human, "Text output even when stdout is not a terminal");
   json_flag->excludes(human_flag);

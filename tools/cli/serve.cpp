@@ -58,61 +58,53 @@ HttpResponse respond(TelemetryCollector& collector, bool pretty_registry, const 
   return r;
 }
 
-std::optional<std::string> read_credentials(const std::string& file) {
+CommandResult<std::string> read_credentials(const std::string& file) {
   struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) {
-    std::cerr << "hwaccel serve: --basic-auth-file: cannot read " << file << "\n";
-    return std::nullopt;
-  }
-  if (st.st_mode & 0077) {
-    std::cerr << "hwaccel serve: --basic-auth-file: " << file << " is readable by others (chmod 600 it)\n";
-    return std::nullopt;
-  }
+  if (::stat(file.c_str(), &st) != 0) return usage_error("--basic-auth-file: cannot read " + file);
+  if (st.st_mode & 0077) return usage_error("--basic-auth-file: " + file + " is readable by others (chmod 600 it)");
   std::ifstream in(file);
   std::string line;
   std::getline(in, line);
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
-  if (line.find(':') == std::string::npos || line.front() == ':') {
-    std::cerr << "hwaccel serve: --basic-auth-file: the first line must be USER:PASSWORD\n";
-    return std::nullopt;
-  }
+  if (line.find(':') == std::string::npos || line.front() == ':')
+    return usage_error("--basic-auth-file: the first line must be USER:PASSWORD");
   return line;
 }
 
 int run_serve(const ServeArgs& args) {
+  const auto settings = detect_settings(args.detect);
+  if (!settings) return fail_with("serve", settings.error());
   auto builder = make_builder(args.detect);
-  if (!builder) return exit_usage;
-  if (!parse_listen_address(args.http.listen)) {
-    std::cerr << "hwaccel serve: --listen: '" << args.http.listen << "' is not HOST:PORT (127.0.0.1:9464, [::1]:9464)\n";
-    return exit_usage;
-  }
-  if (args.http.tls_cert.empty() != args.http.tls_key.empty()) {
-    std::cerr << "hwaccel serve: give both --tls-cert and --tls-key, or neither\n";
-    return exit_usage;
-  }
+  if (!builder) return fail_with("serve", builder.error());
+  if (!parse_listen_address(args.http.listen))
+    return fail_with("serve", "--listen: '" + args.http.listen + "' is not HOST:PORT (127.0.0.1:9464, [::1]:9464)",
+                     exit_usage);
+  if (args.http.tls_cert.empty() != args.http.tls_key.empty())
+    return fail_with("serve", "give both --tls-cert and --tls-key, or neither", exit_usage);
   HttpServerOptions http = args.http;
   http.request_timeout = std::chrono::seconds(args.request_timeout_s);
   http.server = text::cat("hwaccel/", library_version());
   if (!args.basic_auth_file.empty()) {
-    http.credentials = read_credentials(args.basic_auth_file);
-    if (!http.credentials) return exit_usage;
+    auto credentials = read_credentials(args.basic_auth_file);
+    if (!credentials) return fail_with("serve", credentials.error());
+    http.credentials = std::move(*credentials);
   }
 
-  const std::unique_ptr<System> system = machine_system("serve", args.detect);
-  if (!system) return exit_failure;
+  auto opened = machine_system(args.detect);
+  if (!opened) return fail_with("serve", opened.error());
+  const std::unique_ptr<System> system = std::move(*opened);
   CollectorOptions options;
   options.inventory_ttl = std::chrono::seconds(args.inventory_ttl_s);
   options.detect = builder->options();
-  options.telemetry.tool_timeout = std::chrono::milliseconds(args.detect.timeout_ms);
+  options.telemetry.tool_timeout = settings->tool_timeout;
   TelemetryCollector collector(*system, options);
 
   auto server = HttpServer::start(http, [&collector, pretty = args.detect.pretty](const HttpRequest& request) {
     return respond(collector, pretty, request);
   });
-  if (!server) {
-    std::cerr << "hwaccel serve: " << server.error().message << "\n";
-    return server.error().kind == ErrorKind::invalid_input ? exit_usage : exit_failure;
-  }
+  if (!server)
+    return fail_with("serve", server.error().message,
+                     server.error().kind == ErrorKind::invalid_input ? exit_usage : exit_failure);
   // The inventory is detected before the first scrape arrives.
   collector.registry();
   // Kernel notifications make the next scrape re-detect at once: a GPU that
@@ -127,15 +119,15 @@ int run_serve(const ServeArgs& args) {
     if (auto started = Watcher::start(*system, std::move(watch)))
       watcher = std::move(*started);
     else
-      std::cerr << "hwaccel serve: hot-plug events not followed (the inventory is re-detected every "
-                << args.inventory_ttl_s << " s): " << started.error().message << "\n";
+      note("serve", text::cat("hot-plug events not followed (the inventory is re-detected every ", args.inventory_ttl_s,
+                              " s): ", started.error().message));
   }
 
-  std::cerr << "hwaccel serve: listening on " << (*server)->url() << "/metrics"
-            << ((*server)->loopback() ? "" : " (not loopback: consider --tls-cert and --basic-auth-file)") << std::endl;
+  note("serve", text::cat("listening on ", (*server)->url(), "/metrics",
+                          (*server)->loopback() ? "" : " (not loopback: consider --tls-cert and --basic-auth-file)"));
   (*server)->run();
   if (watcher) watcher->stop();
-  std::cerr << "hwaccel serve: stopped\n";
+  note("serve", "stopped");
   return 0;
 }
 

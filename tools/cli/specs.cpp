@@ -11,14 +11,14 @@
 
 import hwaccel;
 
-#include "planning_registry.hpp"
+#include "setting_options.hpp"
 
 namespace hwaccel::cli {
 namespace {
 
 struct SpecsArgs {
   bool json = false;
-  std::string device_specs;
+  SettingTexts settings;  ///< --device-specs (planning_input_keys())
 };
 
 std::string optional_number(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
@@ -35,8 +35,10 @@ std::string spec_line(const DeviceSpec& s, bool from_file) {
 }
 
 int run_specs(const SpecsArgs& a) {
-  const auto extra = device_specs_option("specs", a.device_specs);
-  if (!extra) return exit_failure;
+  auto inputs = checked(read_planning_inputs(settings_of(a.settings)));
+  if (!inputs) return fail_with("specs", inputs.error());
+  const auto extra = inputs->load_device_specs();
+  if (!extra) return fail_with("specs", extra.error().message, exit_failure);
   if (a.json) {
     std::cout << device_specs_json(*extra) << "\n";
     return 0;
@@ -60,7 +62,7 @@ Command add_specs_command(CLI::App& app) {
   auto args = std::make_shared<SpecsArgs>();
   auto* cmd = app.add_subcommand("specs", "List the published device specs `--devices` accepts");
   cmd->add_flag("--json", args->json, "JSON output");
-  add_device_specs_option(cmd, args->device_specs);
+  add_setting_options(*cmd, planning_input_keys(), args->settings, {"device-specs"});
   return {cmd, [args] { return run_specs(*args); }};
 }
 

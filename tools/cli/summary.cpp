@@ -10,6 +10,7 @@ namespace hwaccel::cli {
 
 Command add_summary_command(CLI::App& app) {
   auto args = std::make_shared<DetectArgs>();
+  args->command = "summary";
   auto* cmd = app.add_subcommand("summary", "Detect and print a compact JSON summary (as `hwaccel detect --summary`)");
   cmd->footer(
       "Prints one JSON document: the version, the registry's schema version, device counts by family and by\n"

@@ -36,6 +36,7 @@ namespace {
 struct WatchArgs {
   DetectArgs detect;
   std::string format = "jsonl";
+  bool json = false;
   bool full = false;
   double interval_s = 30;
   int debounce_ms = 500;
@@ -85,10 +86,10 @@ std::string local_time(std::chrono::system_clock::time_point at) {
 
 int run_watch(const WatchArgs& args) {
   auto builder = make_builder(args.detect);
-  if (!builder) return exit_usage;
-  if (!install_log_sink(*builder, args.detect.log)) return exit_usage;
-  const auto system = machine_system("watch", args.detect);
-  if (!system) return exit_failure;
+  if (!builder) return fail_with("watch", builder.error());
+  auto opened = machine_system(args.detect);
+  if (!opened) return fail_with("watch", opened.error());
+  const std::unique_ptr<System> system = std::move(*opened);
 
   // SIGINT and SIGTERM are taken from a signalfd, so that every thread
   // (the watcher's included, which inherits this mask) leaves them to it.
@@ -104,8 +105,7 @@ int run_watch(const WatchArgs& args) {
   const int signal_fd = ::signalfd(-1, &signals, SFD_CLOEXEC);
   const int done_fd = ::eventfd(0, EFD_CLOEXEC);
   if (signal_fd < 0 || done_fd < 0) {
-    std::cerr << "hwaccel watch: cannot set up signal handling\n";
-    return exit_failure;
+    return fail_with("watch", "cannot set up signal handling", exit_failure);
   }
   const auto done = [done_fd] {
     const std::uint64_t one = 1;
@@ -145,16 +145,13 @@ int run_watch(const WatchArgs& args) {
   };
 
   auto watcher = Watcher::start(*system, std::move(options));
-  if (!watcher) {
-    std::cerr << "hwaccel watch: " << watcher.error().message << "\n";
-    return exit_failure;
-  }
+  if (!watcher) return fail_with("watch", watcher.error().message, exit_failure);
   const WatchStatus started = (*watcher)->status();
   std::string sources;
   for (const auto& s : started.sources) sources += fmt::format("{}{}", sources.empty() ? "" : ", ", s);
-  std::cerr << fmt::format("hwaccel watch: {} device(s); listening to {}\n", (*watcher)->registry()->devices().size(),
-                           sources.empty() ? "nothing" : sources);
-  for (const auto& u : started.unavailable) std::cerr << "hwaccel watch: not available: " << u << "\n";
+  note("watch", fmt::format("{} device(s); listening to {}", (*watcher)->registry()->devices().size(),
+                            sources.empty() ? "nothing" : sources));
+  for (const auto& u : started.unavailable) note("watch", "not available: " + u);
 
   // A replayed timeline ends by itself; say so to the wait below.
   std::thread finished([&] {
@@ -170,8 +167,8 @@ int run_watch(const WatchArgs& args) {
   (*watcher)->stop();
   finished.join();
   const WatchStatus end = (*watcher)->status();
-  if (end.error) std::cerr << "hwaccel watch: " << *end.error << "\n";
-  if (end.dropped_events > 0) std::cerr << "hwaccel watch: " << end.dropped_events << " event(s) dropped\n";
+  if (end.error) note("watch", *end.error);
+  if (end.dropped_events > 0) note("watch", fmt::format("{} event(s) dropped", end.dropped_events));
   ::close(signal_fd);
   ::close(done_fd);
   return 0;
@@ -202,7 +199,11 @@ Command add_watch_command(CLI::App& app) {
   add_machine_options(*cmd, args->detect,
                       "Replay a fixture instead of this machine; a fixture with a timeline.json replays its steps");
   add_log_options(*cmd, args->detect.log);
-  cmd->add_option("--format", args->format, "jsonl (default) or table")->check(CLI::IsMember({"jsonl", "table"}));
+  auto* format = cmd->add_option("--format", args->format, "jsonl (default) or table")
+                     ->check(CLI::IsMember({"jsonl", "table"}));
+  // --json is --format jsonl, the default.
+  add_json_default_flag(*cmd, args->json);
+  cmd->get_option("--json")->excludes(format);
   cmd->add_flag("--full", args->full, "After each change, print the new registry's summary");
   cmd->add_option("--interval", args->interval_s, "Seconds between periodic re-scans; 0 for none (default 30)")
       ->check(CLI::Range(0.0, 86400.0));
