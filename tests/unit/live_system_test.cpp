@@ -188,11 +188,15 @@ TEST_F(LiveRunner, MissingToolIsToolNotFound) {
   EXPECT_EQ(r.error().kind, hwaccel::ErrorKind::tool_not_found);
 }
 
-TEST_F(LiveRunner, OnlyBareNamesAreLookedUp) {
+TEST_F(LiveRunner, BareNamesAreLookedUpAndPathsTakenAsGiven) {
   tool("t", "true");
   EXPECT_TRUE(system_->find_tool("t"));
+  // A name with a slash is that file (a command template's program), never
+  // searched for on PATH: "../t" is relative to the working directory.
   EXPECT_FALSE(system_->find_tool("../t"));
-  EXPECT_FALSE(system_->find_tool("/bin/sh"));
+  const std::string absolute = (tools_->path() / "t").string();
+  EXPECT_EQ(system_->find_tool(absolute).value_or(""), absolute);
+  EXPECT_FALSE(system_->find_tool(tools_->path().string()));  // a directory
   EXPECT_FALSE(system_->find_tool(""));
 }
 
