@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-hwaccel, fixtures = sys.argv[1], pathlib.Path(sys.argv[2])
+hwaccel, fixtures = os.path.abspath(sys.argv[1]), pathlib.Path(sys.argv[2])
 machine = fixtures / "machines" / "dgx-h100-8x-nvswitch"
 doctor_case = fixtures / "doctor" / "nvidia-driver-not-loaded"
 env = {k: v for k, v in os.environ.items() if not k.startswith("HWACCEL_") or k == "HWACCEL_FIXTURES"}
@@ -79,7 +79,7 @@ with tempfile.TemporaryDirectory() as tmp:
     json_output("fleet history", ["fleet", "history", "--db", str(db), "--json"])
     json_output("fleet diff", ["fleet", "diff", str(fleet), str(fleet), "--json"])
     json_output("fleet check", ["fleet", "check", "--baseline", str(fleet), "--current", str(fleet), "--json"])
-    json_output("watch", ["watch", "--fixture", str(machine), "--json", "--duration", "0.5", "--interval", "0"],
+    json_output("watch", ["watch", "--fixture", str(machine), "--json", "--duration", "0.5", "--interval", "0.2"],
                 lines=True)
     for command in (["detect"], ["summary"], ["fleet", "scan"], ["watch"]):
         help_text = run([*command, "--help"]).stdout

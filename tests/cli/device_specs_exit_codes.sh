@@ -57,7 +57,7 @@ HWACCEL_DEVICE_SPECS="$tmp/bad.json" "$hwaccel" specs --device-specs "$tmp/devic
   { echo "FAIL: --device-specs did not win"; failures=$((failures + 1)); }
 err=$("$hwaccel" specs --device-specs "$tmp/bad.json" 2>&1 >/dev/null)
 case "$err" in
-  *'hwaccel specs: device specs: '*'devices[0] "x-gpu": "memory_bandwidth_gbps" must be a positive number'*) ;;
+  *'hwaccel specs: device-specs: '*'devices[0] "x-gpu": "memory_bandwidth_gbps" must be a positive number'*) ;;
   *) echo "FAIL: bad file message: $err"; failures=$((failures + 1)) ;;
 esac
 

@@ -80,13 +80,24 @@ def training(key: Dict[str, Any]) -> bool:
     return key["table"] == "training"
 
 
+def key_named(name: str, train: bool) -> Optional[Dict[str, Any]]:
+    """The key a call reads for `name`: training and inference both have an
+    "offload", of different types, so the call's own table comes first."""
+    tables = ("training", "inference", "planning") if train else ("inference", "planning")
+    for table in tables:
+        match = next((k for k in KEYS if k["name"] == name and k["table"] == table), None)
+        if match is not None:
+            return match
+    return None
+
+
 def python_answer(train: bool, settings: Dict[str, str]) -> Optional[str]:
     """None when the package planned; else the InvalidInput's message. Values
     go as the text a user would write for a str keyword, as int or float for
     a number, as bool for a boolean written true/false."""
     kwargs: Dict[str, Any] = {}
     for name, text in settings.items():
-        key = next((k for k in KEYS if k["name"] == name), None)
+        key = key_named(name, train)
         value: Any = text
         if key is not None and key["type"] == "whole number" and text.lstrip("-").isdigit():
             value = int(text)
@@ -113,7 +124,7 @@ def cli_args(key: Dict[str, Any], settings: Dict[str, str]) -> Optional[List[str
     """The command line for these settings, or None where a flag cannot say the value."""
     args: List[str] = []
     for name, value in settings.items():
-        match = next((k for k in KEYS if k["name"] == name), None)
+        match = key_named(name, training(key))
         if match is not None and match["type"] == "boolean" and match["default"] in ("true", "false"):
             if value == match["default"]:
                 continue
