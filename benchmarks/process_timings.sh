@@ -102,8 +102,10 @@ printf '%-52s %10s   (%d rounds of %d runs)\n' "" "" "$rounds" "$per_round"
 for delay in $delays; do
   fake="$work/fake-$delay"
   write_fake_smi "$fake" "$delay"
-  gpus=$(PATH="$fake:$PATH" "$hwaccel" | jq '[.devices[] | select(.backend == "cuda")] | length')
-  ms=$(PATH="$fake:$PATH" median_ms "fake-$delay" "$runs" "$hwaccel")
+  # --all-tools: this machine's kernel shows no NVIDIA device, so without it
+  # the fakes would not be looked for (an 8xH100 node's kernel shows eight).
+  gpus=$(PATH="$fake:$PATH" "$hwaccel" --all-tools | jq '[.devices[] | select(.backend == "cuda")] | length')
+  ms=$(PATH="$fake:$PATH" median_ms "fake-$delay" "$runs" "$hwaccel --all-tools")
   printf '%-52s %10.2f   (%d GPUs; %.2fx of 39 ms)\n' "hwaccel, fake 8xH100 nvidia-smi (${delay}s each)" "$ms" \
     "$gpus" "$(jq -n "$ms / 39")"
   # The floor: the same captured command lines started at once by a shell,
@@ -123,7 +125,7 @@ hung="$work/hung"
 mkdir -p "$hung"
 printf '#!/bin/sh\nexec sleep 1000\n' >"$hung/nvidia-smi"
 chmod +x "$hung/nvidia-smi"
-devices=$(PATH="$hung:$PATH" "$hwaccel" --timeout-ms "$deadline_ms" | jq '.devices | length')
-ms=$(PATH="$hung:$PATH" median_ms hung 20 "$hwaccel --timeout-ms $deadline_ms")
-printf '%-52s %10.2f   (deadline %d ms + %.2f ms; %d devices returned)\n' "hwaccel, hung nvidia-smi, --timeout-ms $deadline_ms" \
+devices=$(PATH="$hung:$PATH" "$hwaccel" --all-tools --timeout-ms "$deadline_ms" | jq '.devices | length')
+ms=$(PATH="$hung:$PATH" median_ms hung 20 "$hwaccel --all-tools --timeout-ms $deadline_ms")
+printf '%-52s %10.2f   (deadline %d ms + %.2f ms; %d devices returned)\n' "hwaccel --all-tools, hung nvidia-smi, --timeout-ms $deadline_ms" \
   "$ms" "$deadline_ms" "$(jq -n "$ms - $deadline_ms")" "$devices"
