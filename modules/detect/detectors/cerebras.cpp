@@ -24,13 +24,16 @@ DetectorOutput detect_cerebras(const DetectContext& ctx) {
 }  // namespace
 
 constexpr std::string_view cerebras_runtimes[] = {"cerebras-pytorch"};
+constexpr std::string_view cerebras_tools[] = {"csctl"};
 
 const Detector cerebras_detector{
     .name = "cerebras",
     .backend = Backend::cerebras,
-    .tools = {},
+    .tools = cerebras_tools,
     .detect = &detect_cerebras,
     .facts = {.vendor = "Cerebras", .runtimes = cerebras_runtimes},
+    // The appliance is on the network: this kernel never shows a trace of it.
+    .tools_without_evidence = true,
 };
 
 }  // namespace hwaccel
