@@ -67,11 +67,12 @@ bool KernelTraces::show(const BackendFacts& facts) const {
   return false;
 }
 
+bool tools_need_evidence(const Detector& detector, const DetectOptions& options) noexcept {
+  return !options.all_tools && !detector.tools.empty() && detector.backend && !detector.tools_without_evidence;
+}
+
 bool looks_for_tools(const Detector& detector, const KernelTraces& traces, const DetectOptions& options) {
-  if (options.all_tools || detector.tools.empty() || !detector.backend || detector.tools_without_evidence ||
-      !traces.readable)
-    return true;
-  return traces.show(detector.facts);
+  return !tools_need_evidence(detector, options) || !traces.readable || traces.show(detector.facts);
 }
 
 }  // namespace hwaccel

@@ -234,12 +234,12 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
   std::vector<Slot> slots(table.size());
   std::vector<std::jthread> threads;
 
-  // The kernel's traces decide whose tools are looked for; read only when a
-  // selected backend has tools.
-  const bool any_tools = std::any_of(table.begin(), table.end(), [&](const Detector* d) {
-    return selected(*d, options) && d->backend && !d->tools.empty();
-  }) && !options.all_tools;
-  const KernelTraces traces = any_tools ? read_kernel_traces(system) : KernelTraces{};
+  // The kernel's traces decide whose tools are looked for; read only when
+  // they decide for a selected detector.
+  const bool traces_decide = std::any_of(table.begin(), table.end(), [&](const Detector* d) {
+    return selected(*d, options) && tools_need_evidence(*d, options);
+  });
+  const KernelTraces traces = traces_decide ? read_kernel_traces(system) : KernelTraces{};
   std::vector<std::size_t> inline_ones;
   std::vector<char> tools_looked_for(table.size(), 1);
   for (std::size_t i = 0; i < table.size(); ++i) {

@@ -326,6 +326,11 @@ struct KernelTraces {
 /// Reads the traces through `system`.
 KernelTraces read_kernel_traces(const System& system);
 
+/// Whether the kernel's traces decide if `detector`'s tools are looked for:
+/// a backend's detector with tools, not marked tools_without_evidence, in a
+/// detection that does not look for every tool.
+bool tools_need_evidence(const Detector& detector, const DetectOptions& options) noexcept;
+
 /// Whether a detection looks for `detector`'s tools: on a machine whose
 /// traces are readable, only where they show its backend (a tool on PATH
 /// whose devices the kernel does not know answers nothing, and looking for
