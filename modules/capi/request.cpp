@@ -62,6 +62,22 @@ hwaccel_status report_in(hwaccel_error** error, std::string_view operation, cons
   return report(error, status_of(e.kind), hwaccel::text::cat(operation, ": ", e.message));
 }
 
+// The checks a request call starts with, in the order the header documents
+// them: the request and the output pointer given, no unknown flag bits, and
+// every key one the call reads (`accepts`); `others` says what the rest are.
+// HWACCEL_OK lets the call go on.
+hwaccel_status check_request_call(hwaccel_error** error, std::string_view operation, const hwaccel_request* request,
+                                  char** out, uint32_t flags, bool (*accepts)(std::string_view), std::string_view others) {
+  if (!request) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": request is NULL"));
+  if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": out is NULL"));
+  if ((flags & ~HWACCEL_JSON_PRETTY) != 0)
+    return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": unknown flag bits"));
+  for (const auto& [key, value] : request->values)
+    if (!accepts(key))
+      return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": '", key, "' is ", others));
+  return HWACCEL_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -111,14 +127,9 @@ HWACCEL_API hwaccel_status hwaccel_plan_json(const hwaccel_registry* registry, c
   if (length) *length = 0;
   return guarded(error, [&] {
     constexpr std::string_view operation = "hwaccel_plan_json";
-    if (!request) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_plan_json: request is NULL");
-    if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_plan_json: out is NULL");
-    if ((flags & ~HWACCEL_JSON_PRETTY) != 0)
-      return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_plan_json: unknown flag bits");
-    for (const auto& [key, value] : request->values)
-      if (!plan_key(key))
-        return report(error, HWACCEL_ERROR_INVALID_ARGUMENT,
-                      hwaccel::text::cat("hwaccel_plan_json: '", key, "' is a training setting"));
+    if (const auto checked = check_request_call(error, operation, request, out, flags, &plan_key, "a training setting");
+        checked != HWACCEL_OK)
+      return checked;
     const std::vector<Setting> values = settings_of(*request);
     auto inputs = hwaccel::read_planning_inputs(values);
     if (!inputs) return report_in(error, operation, inputs.error());
@@ -144,14 +155,10 @@ HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, 
   if (length) *length = 0;
   return guarded(error, [&] {
     constexpr std::string_view operation = "hwaccel_train_json";
-    if (!request) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_train_json: request is NULL");
-    if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_train_json: out is NULL");
-    if ((flags & ~HWACCEL_JSON_PRETTY) != 0)
-      return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_train_json: unknown flag bits");
-    for (const auto& [key, value] : request->values)
-      if (!train_key(key))
-        return report(error, HWACCEL_ERROR_INVALID_ARGUMENT,
-                      hwaccel::text::cat("hwaccel_train_json: '", key, "' is an inference-plan setting"));
+    if (const auto checked =
+            check_request_call(error, operation, request, out, flags, &train_key, "an inference-plan setting");
+        checked != HWACCEL_OK)
+      return checked;
     const std::vector<Setting> values = settings_of(*request);
     auto inputs = hwaccel::read_planning_inputs(values);
     if (!inputs) return report_in(error, operation, inputs.error());
