@@ -21,6 +21,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 export module hwaccel.base:settings;
@@ -117,7 +118,66 @@ Result<void> read_one(Settings& settings, const SettingKey<Settings>& key, std::
   return key.store(settings, *checked);
 }
 
+template <class>
+struct member_pointer;
+template <class Owner, class Value>
+struct member_pointer<Value Owner::*> {
+  using owner = Owner;
+  using value = Value;
+};
+/// The settings type a field pointer belongs to, and the field's type.
+template <auto Field>
+using owner_of = typename member_pointer<decltype(Field)>::owner;
+template <auto Field>
+using value_of = typename member_pointer<decltype(Field)>::value;
+
 }  // namespace setting_detail
+
+// Stores for the common kinds of key, as SettingKey::store: a table row names
+// the field, `&store_whole<&InferenceSettings::batch>`, instead of a function
+// of its own. A field may be std::optional of its type.
+
+/// A whole number, converted to the field's type (the key's bounds fit it).
+template <auto Field>
+Result<void> store_whole(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+  using T = setting_detail::value_of<Field>;
+  if constexpr (requires { typename T::value_type; })
+    settings.*Field = static_cast<typename T::value_type>(value.whole);
+  else
+    settings.*Field = static_cast<T>(value.whole);
+  return {};
+}
+
+/// A fraction.
+template <auto Field>
+Result<void> store_fraction(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+  settings.*Field = value.fraction;
+  return {};
+}
+
+/// A boolean.
+template <auto Field>
+Result<void> store_boolean(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+  settings.*Field = value.boolean;
+  return {};
+}
+
+/// The text as given (a path, a name the caller resolves later).
+template <auto Field>
+Result<void> store_text(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+  settings.*Field = std::string(value.text);
+  return {};
+}
+
+/// What a library parser makes of the text; its refusal is the reason the
+/// reader reports.
+template <auto Parse, auto Field>
+Result<void> store_parsed(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+  auto parsed = Parse(value.text);
+  if (!parsed) return fail(parsed.error());
+  settings.*Field = std::move(*parsed);
+  return {};
+}
 
 /// The key of `keys` named `name` ('_' standing for '-'), or nullptr.
 template <class Settings>

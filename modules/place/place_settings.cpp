@@ -49,17 +49,11 @@ constexpr std::array capacity_keys = {
     CapacityKey{"node-kind", SettingType::text, "", 0, 0, "",
                 "The kind of node: 8xH100-SXM-80GB or a kind of the fleet (default: the devices, else the fleet's "
                 "most common)",
-                [](CapacityOptions& o, const SettingValue& v) -> Result<void> {
-                  o.node_kind = std::string(v.text);
-                  return {};
-                }},
+                &store_text<&CapacityOptions::node_kind>},
     CapacityKey{"busy", SettingType::text, "", 0, 0, "", busy_help, &busy_into<CapacityOptions>},
     CapacityKey{"fabric", SettingType::text, "", 0, 0, "", fabric_help, &fabric_into<CapacityOptions>},
     CapacityKey{"max-nodes", SettingType::whole, "4096", 1, max_cluster_nodes, "", "The most nodes a plan is tried on",
-                [](CapacityOptions& o, const SettingValue& v) -> Result<void> {
-                  o.max_nodes = static_cast<std::uint32_t>(v.whole);
-                  return {};
-                }},
+                &store_whole<&CapacityOptions::max_nodes>},
 };
 
 constexpr std::array placement_keys = {

@@ -32,38 +32,19 @@ constexpr std::array inference_keys = {
     InferenceKey{"quant", SettingType::choice, "", 0, 0, "",
                  "Quantization (bf16, fp16, fp8, int8, int4, nf4, q8_0, q6_k, q5_k_m, q4_k_m, ...); default: the best "
                  "that fits",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   auto q = parse_quantization(v.text);
-                   if (!q) return fail(q.error());
-                   s.quantization = *q;
-                   return {};
-                 }},
+                 &store_parsed<&parse_quantization, &InferenceSettings::quantization>},
     InferenceKey{"kv-dtype", SettingType::choice, "", 0, 0, "",
                  "KV cache type (fp16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, ...); default: the weights' "
                  "compute type",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   auto q = kv_cache_level(v.text);
-                   if (!q) return fail(q.error());
-                   s.kv_cache_type = *q;
-                   return {};
-                 }},
+                 &store_parsed<&kv_cache_level, &InferenceSettings::kv_cache_type>},
     InferenceKey{"context", SettingType::whole, "4096", 1, max_context_tokens, "",
                  "Tokens per sequence, prompt and output together",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   s.context = v.whole;
-                   return {};
-                 }},
+                 &store_whole<&InferenceSettings::context>},
     InferenceKey{"batch", SettingType::whole, "1", 1, max_plan_batch, "", "Concurrent sequences per replica",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   s.batch = static_cast<std::uint32_t>(v.whole);
-                   return {};
-                 }},
+                 &store_whole<&InferenceSettings::batch>},
     InferenceKey{"reserve", SettingType::fraction, "0.1", 0, 0.95, "",
                  "Fraction of each device's memory kept free (vLLM: 1 - gpu_memory_utilization)",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   s.reserve_fraction = v.fraction;
-                   return {};
-                 }},
+                 &store_fraction<&InferenceSettings::reserve_fraction>},
     InferenceKey{"objective", SettingType::choice, "throughput", 0, 0, "",
                  "throughput (most replicas) or latency (widest tensor parallelism)",
                  [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
@@ -82,44 +63,24 @@ constexpr std::array inference_keys = {
                  }},
     InferenceKey{"offload", SettingType::boolean, "true", 0, 0, "",
                  "CPU offload: layers in host memory when the accelerators cannot hold them",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   s.allow_cpu_offload = v.boolean;
-                   return {};
-                 }},
+                 &store_boolean<&InferenceSettings::allow_cpu_offload>},
     InferenceKey{"flash-attention", SettingType::boolean, "", 0, 0, "",
                  "llama.cpp's -fa: on, each KV head is read once per token; off (the default, as the llama.cpp "
                  "profiles' calibration runs), once per query head",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   s.flash_attention = v.boolean;
-                   return {};
-                 }},
+                 &store_boolean<&InferenceSettings::flash_attention>},
     InferenceKey{"runtime", SettingType::choice, "", 0, 0, "",
                  "Runtime whose speed profile the estimates use: llama.cpp-cuda, llama.cpp-rocm, llama.cpp-metal, "
                  "llama.cpp-vulkan, llama.cpp-cpu, mlx, vllm, sglang, trtllm (default: from the level and the devices)",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   auto r = parse_runtime(v.text);
-                   if (!r) return fail(r.error());
-                   s.runtime = *r;
-                   return {};
-                 }},
+                 &store_parsed<&parse_runtime, &InferenceSettings::runtime>},
     InferenceKey{"input-len", SettingType::whole, "", 1, max_context_tokens, "",
                  "Serving: prompt tokens per request (with output-len; batch requests at once)",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   s.input_tokens = v.whole;
-                   return {};
-                 }},
+                 &store_whole<&InferenceSettings::input_tokens>},
     InferenceKey{"output-len", SettingType::whole, "", 1, max_context_tokens, "",
                  "Serving: generated tokens per request; gives output tok/s, TTFT and TPOT",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   s.output_tokens = v.whole;
-                   return {};
-                 }},
+                 &store_whole<&InferenceSettings::output_tokens>},
     InferenceKey{"expert-parallel", SettingType::boolean, "false", 0, 0, "",
                  "MoE models: each tensor-parallel group holds whole experts (vLLM --enable-expert-parallel)",
-                 [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
-                   s.expert_parallel = v.boolean;
-                   return {};
-                 }},
+                 &store_boolean<&InferenceSettings::expert_parallel>},
 };
 
 constexpr std::array planning_keys = {
@@ -142,32 +103,18 @@ constexpr std::array planning_keys = {
     PlanningInputKey{"devices", SettingType::text, "", 0, 0, "",
                      "Hypothetical devices, e.g. 8xH100-SXM-80GB or 2xRTX-4090+1xRTX-3090 (see `hwaccel specs`), or "
                      "nodes of them: 2x(8xH100-SXM-80GB)",
-                     [](PlanningInputs& s, const SettingValue& v) -> Result<void> {
-                       s.devices = std::string(v.text);
-                       return {};
-                     }},
+                     &store_text<&PlanningInputs::devices>},
     PlanningInputKey{"device-specs", SettingType::text, "", 0, 0, "HWACCEL_DEVICE_SPECS",
                      "JSON file of devices the built-in spec table lacks, for devices and for matching detected "
                      "devices (format in docs/planning.md, \"Device specs\")",
-                     [](PlanningInputs& s, const SettingValue& v) -> Result<void> {
-                       s.device_specs = std::string(v.text);
-                       return {};
-                     }},
+                     &store_text<&PlanningInputs::device_specs>},
     PlanningInputKey{"nodes", SettingType::whole, "1", 1, max_cluster_nodes, "",
                      "Plan over N nodes like this machine (or the fixture, or the devices)",
-                     [](PlanningInputs& s, const SettingValue& v) -> Result<void> {
-                       s.nodes = static_cast<std::uint32_t>(v.whole);
-                       return {};
-                     }},
+                     &store_whole<&PlanningInputs::nodes>},
     PlanningInputKey{"fabric", SettingType::text, "", 0, 0, "",
                      "Fabric between nodes: ib-400g, ib-8x400g, roce-200g, ethernet-100g, efa-32x100g (default: the "
                      "nodes' own RDMA ports)",
-                     [](PlanningInputs& s, const SettingValue& v) -> Result<void> {
-                       auto fabric = parse_fabric(v.text);
-                       if (!fabric) return fail(fabric.error());
-                       s.fabric = std::move(*fabric);
-                       return {};
-                     }},
+                     &store_parsed<&parse_fabric, &PlanningInputs::fabric>},
 };
 
 constexpr std::array recommend_keys = {
@@ -186,16 +133,10 @@ constexpr std::array recommend_keys = {
                  }},
     RecommendKey{"max-instances", SettingType::whole, "1", 1, max_recommend_instances, "",
                  "A model too large for one instance may span up to N of the same type (a multi-node plan)",
-                 [](RecommendOptions& o, const SettingValue& v) -> Result<void> {
-                   o.max_instances = static_cast<std::uint32_t>(v.whole);
-                   return {};
-                 }},
+                 &store_whole<&RecommendOptions::max_instances>},
     RecommendKey{"catalogue", SettingType::text, "", 0, 0, "HWACCEL_INSTANCE_CATALOGUE",
                  "Instance catalogue file replacing the built-in one (format in docs/planning.md)",
-                 [](RecommendOptions& o, const SettingValue& v) -> Result<void> {
-                   o.catalogue_file = std::string(v.text);
-                   return {};
-                 }},
+                 &store_text<&RecommendOptions::catalogue_file>},
 };
 
 }  // namespace

@@ -23,12 +23,7 @@ using Key = SettingKey<DetectSettings>;
 constexpr std::array detect_keys = {
     Key{"backends", SettingType::text, "all", 0, 0, "HWACCEL_BACKENDS",
         "Comma list of backends to run (cpu,cuda; all; none); see `hwaccel backends`",
-        [](DetectSettings& s, const SettingValue& v) -> Result<void> {
-          auto parsed = parse_backend_list(v.text);
-          if (!parsed) return fail(parsed.error());
-          s.backends = *parsed;
-          return {};
-        }},
+        &store_parsed<&parse_backend_list, &DetectSettings::backends>},
     Key{"timeout-ms", SettingType::whole, "5000", 1, static_cast<double>(max_tool_timeout.count()), "",
         "Deadline for each tool run, in milliseconds",
         [](DetectSettings& s, const SettingValue& v) -> Result<void> {
@@ -37,16 +32,10 @@ constexpr std::array detect_keys = {
         }},
     Key{"system-probes", SettingType::boolean, "true", 0, 0, "",
         "Host probes: environment, storage, network",
-        [](DetectSettings& s, const SettingValue& v) -> Result<void> {
-          s.system_probes = v.boolean;
-          return {};
-        }},
+        &store_boolean<&DetectSettings::system_probes>},
     Key{"all-tools", SettingType::boolean, "false", 0, 0, "",
         "Look for every backend's tools, also where its devices leave no trace in /sys/module, /dev or PCI",
-        [](DetectSettings& s, const SettingValue& v) -> Result<void> {
-          s.all_tools = v.boolean;
-          return {};
-        }},
+        &store_boolean<&DetectSettings::all_tools>},
     Key{"log-level", SettingType::choice, "", 0, 0, "HWACCEL_LOG",
         "Diagnostic events wanted: warn, info, debug or trace",
         [](DetectSettings& s, const SettingValue& v) -> Result<void> {

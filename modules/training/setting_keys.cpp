@@ -19,30 +19,6 @@ namespace {
 using TrainingKey = SettingKey<TrainingSettings>;
 using TrainingModelKey = SettingKey<TrainingModels>;
 
-// A key whose value a library parser reads into a field: the parser's
-// refusal is the reason the reader reports.
-template <auto Parse, auto Field>
-Result<void> parsed_into(TrainingSettings& s, const SettingValue& v) {
-  auto parsed = Parse(v.text);
-  if (!parsed) return fail(parsed.error());
-  s.*Field = *parsed;
-  return {};
-}
-
-template <auto Field>
-Result<void> whole_into(TrainingSettings& s, const SettingValue& v) {
-  using T = std::remove_cvref_t<decltype(s.*Field)>;
-  if constexpr (requires { typename T::value_type; }) s.*Field = static_cast<typename T::value_type>(v.whole);
-  else s.*Field = static_cast<T>(v.whole);
-  return {};
-}
-
-template <auto Field>
-Result<void> boolean_into(TrainingSettings& s, const SettingValue& v) {
-  s.*Field = v.boolean;
-  return {};
-}
-
 Result<QuantizationLevel> parse_training_quantization(std::string_view name) { return parse_quantization(name); }
 
 constexpr double max_degree = max_parallel_degree;
@@ -50,78 +26,69 @@ constexpr double max_degree = max_parallel_degree;
 constexpr std::array training_keys = {
     TrainingKey{"method", SettingType::choice, "full", 0, 0, "",
                 "full (pre-training / full fine-tune), lora, qlora, prefix, dpo, rlhf (PPO), distill",
-                &parsed_into<&parse_training_method, &TrainingSettings::method>},
+                &store_parsed<&parse_training_method, &TrainingSettings::method>},
     TrainingKey{"adapter", SettingType::choice, "", 0, 0, "", "dpo, rlhf, distill: train the policy/student with lora or qlora",
-                &parsed_into<&parse_training_method, &TrainingSettings::adapter>},
+                &store_parsed<&parse_training_method, &TrainingSettings::adapter>},
     TrainingKey{"optimizer", SettingType::choice, "adamw", 0, 0, "",
                 "adamw, adamw-32bit (bitsandbytes/paged, fp32 states), adamw-8bit, adafactor, sgd, sgd-momentum",
-                &parsed_into<&parse_optimizer, &TrainingSettings::optimizer>},
+                &store_parsed<&parse_optimizer, &TrainingSettings::optimizer>},
     TrainingKey{"precision", SettingType::choice, "bf16", 0, 0, "", "fp32, bf16 (mixed, fp32 master), fp16 (mixed), bf16-pure",
-                &parsed_into<&parse_training_precision, &TrainingSettings::precision>},
+                &store_parsed<&parse_training_precision, &TrainingSettings::precision>},
     TrainingKey{"zero", SettingType::choice, "0", 0, 0, "", "ZeRO stage 0, 1, 2, 3 (FSDP: no_shard, shard_grad_op, full_shard)",
-                &parsed_into<&parse_zero_stage, &TrainingSettings::zero_stage>},
+                &store_parsed<&parse_zero_stage, &TrainingSettings::zero_stage>},
     TrainingKey{"offload", SettingType::choice, "none", 0, 0, "", "none, optimizer (ZeRO-Offload, stage >= 1), params (stage 3)",
-                &parsed_into<&parse_offload, &TrainingSettings::offload>},
+                &store_parsed<&parse_offload, &TrainingSettings::offload>},
     TrainingKey{"dp", SettingType::whole, "1", 1, max_degree, "", "Data-parallel degree",
-                &whole_into<&TrainingSettings::data_parallel>},
+                &store_whole<&TrainingSettings::data_parallel>},
     TrainingKey{"tp", SettingType::whole, "1", 1, max_degree, "", "Tensor-parallel degree (must divide the attention heads)",
-                &whole_into<&TrainingSettings::tensor_parallel>},
+                &store_whole<&TrainingSettings::tensor_parallel>},
     TrainingKey{"pp", SettingType::whole, "1", 1, max_degree, "", "Pipeline-parallel degree (stages, 1F1B schedule)",
-                &whole_into<&TrainingSettings::pipeline_parallel>},
+                &store_whole<&TrainingSettings::pipeline_parallel>},
     TrainingKey{"sequence-parallel", SettingType::boolean, "false", 0, 0, "", "Megatron sequence parallelism (needs tp 2+)",
-                &boolean_into<&TrainingSettings::sequence_parallel>},
+                &store_boolean<&TrainingSettings::sequence_parallel>},
     TrainingKey{"micro-batch", SettingType::whole, "1", 1, max_micro_batch, "",
-                "Sequences per micro-batch per data-parallel rank", &whole_into<&TrainingSettings::micro_batch>},
+                "Sequences per micro-batch per data-parallel rank", &store_whole<&TrainingSettings::micro_batch>},
     TrainingKey{"seq", SettingType::whole, "2048", 1, max_training_sequence, "", "Tokens per sequence",
-                &whole_into<&TrainingSettings::sequence>},
+                &store_whole<&TrainingSettings::sequence>},
     TrainingKey{"micro-batches", SettingType::whole, "", 1, max_micro_batches, "",
                 "Micro-batches per step (gradient accumulation); default: pp",
-                &whole_into<&TrainingSettings::micro_batches>},
+                &store_whole<&TrainingSettings::micro_batches>},
     TrainingKey{"recompute", SettingType::choice, "none", 0, 0, "", "Activation recomputation: none, selective, full",
-                &parsed_into<&parse_recompute, &TrainingSettings::recompute>},
+                &store_parsed<&parse_recompute, &TrainingSettings::recompute>},
     TrainingKey{"attention", SettingType::choice, "flash", 0, 0, "",
                 "flash (FlashAttention/SDPA) or standard (materialised scores)",
-                &parsed_into<&parse_attention_kernel, &TrainingSettings::attention>},
+                &store_parsed<&parse_attention_kernel, &TrainingSettings::attention>},
     TrainingKey{"dropout", SettingType::boolean, "false", 0, 0, "", "Dropout layers (GPT-2/3 style) whose masks are kept",
-                &boolean_into<&TrainingSettings::dropout>},
+                &store_boolean<&TrainingSettings::dropout>},
     TrainingKey{"lora-rank", SettingType::whole, "", 1, max_lora_rank, "", "LoRA rank (default 8; QLoRA 64)",
-                &whole_into<&TrainingSettings::lora_rank>},
+                &store_whole<&TrainingSettings::lora_rank>},
     TrainingKey{"lora-targets", SettingType::text, "", 0, 0, "",
                 "Adapted matrices: q,k,v,o,gate,up,down or all (default q,v; QLoRA all)",
-                &parsed_into<&parse_lora_targets, &TrainingSettings::lora_targets>},
+                &store_parsed<&parse_lora_targets, &TrainingSettings::lora_targets>},
     TrainingKey{"qlora-bits", SettingType::whole, "", 1, 32, "", "Bits of the QLoRA base (only 4 is QLoRA)",
-                &whole_into<&TrainingSettings::qlora_bits>},
+                &store_whole<&TrainingSettings::qlora_bits>},
     TrainingKey{"double-quant", SettingType::boolean, "true", 0, 0, "", "QLoRA's double quantization of the NF4 scales",
-                &boolean_into<&TrainingSettings::double_quantization>},
+                &store_boolean<&TrainingSettings::double_quantization>},
     TrainingKey{"base-quant", SettingType::choice, "", 0, 0, "",
                 "LoRA base storage: bf16, fp16, fp32, int8 (8-bit LoRA), fp8_e4m3",
-                &parsed_into<&parse_training_quantization, &TrainingSettings::base_quantization>},
+                &store_parsed<&parse_training_quantization, &TrainingSettings::base_quantization>},
     TrainingKey{"frozen-quant", SettingType::choice, "", 0, 0, "",
                 "Reference/reward/teacher storage: bf16, fp16, fp8_e4m3, int8, nf4",
-                &parsed_into<&parse_training_quantization, &TrainingSettings::frozen_quantization>},
+                &store_parsed<&parse_training_quantization, &TrainingSettings::frozen_quantization>},
     TrainingKey{"prefix-length", SettingType::whole, "", 1, max_prefix_length, "",
-                "Prefix tuning: virtual tokens per layer (default 20)", &whole_into<&TrainingSettings::prefix_length>},
+                "Prefix tuning: virtual tokens per layer (default 20)", &store_whole<&TrainingSettings::prefix_length>},
     TrainingKey{"prefix-projection", SettingType::whole, "0", 0, max_prefix_projection, "",
-                "Prefix tuning: reparameterization MLP width (0: none)", &whole_into<&TrainingSettings::prefix_projection>},
+                "Prefix tuning: reparameterization MLP width (0: none)", &store_whole<&TrainingSettings::prefix_projection>},
     TrainingKey{"reserve", SettingType::fraction, "0.1", 0, 0.95, "", "Fraction of each device's memory kept free",
-                [](TrainingSettings& s, const SettingValue& v) -> Result<void> {
-                  s.reserve_fraction = v.fraction;
-                  return {};
-                }},
+                &store_fraction<&TrainingSettings::reserve_fraction>},
 };
 
 constexpr std::array training_model_key_table = {
     TrainingModelKey{"teacher", SettingType::text, "", 0, 0, "", "Distillation teacher: catalogue id or model file",
-                     [](TrainingModels& m, const SettingValue& v) -> Result<void> {
-                       m.teacher = std::string(v.text);
-                       return {};
-                     }},
+                     &store_text<&TrainingModels::teacher>},
     TrainingModelKey{"reward-model", SettingType::text, "", 0, 0, "",
                      "RLHF reward model (the value model takes its shape): catalogue id or file",
-                     [](TrainingModels& m, const SettingValue& v) -> Result<void> {
-                       m.reward_model = std::string(v.text);
-                       return {};
-                     }},
+                     &store_text<&TrainingModels::reward_model>},
 };
 
 }  // namespace
