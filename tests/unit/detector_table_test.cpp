@@ -45,7 +45,7 @@ TEST(DetectorTable, EveryAcceleratorBackendStatesItsFacts) {
     EXPECT_FALSE(f.runtimes.empty()) << "what serves models on its devices";
     // Its tools are only looked for where the kernel shows a trace of its
     // devices, so a backend with tools must say what that trace is.
-    if (!row.tools.empty() && !row.tools_without_evidence && b != Backend::apple)
+    if (!row.tools.empty() && !row.tools_without_evidence)
       EXPECT_TRUE(!f.drivers.empty() || !f.modules.empty() || !f.pci.empty() || !f.device_nodes.empty())
           << "the kernel's trace of its devices";
     for (const PciKind& k : f.pci) {
