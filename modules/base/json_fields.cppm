@@ -182,7 +182,7 @@ class Object {
     std::vector<Slot> items;
   };
   const Slot* slot(std::string_view key) const noexcept;
-  static Result<void> check(const Field& field, Type type, Value value, std::string_view where,
+  [[nodiscard]] static Result<void> check(const Field& field, Type type, Value value, std::string_view where,
                             std::string_view label, Slot& slot);
 
   std::span<const Field> fields_;

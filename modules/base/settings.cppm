@@ -100,7 +100,7 @@ bool key_matches(std::string_view name, std::string_view given) noexcept;
 
 /// Checks `text` against a key's type and bounds; the error's message is the
 /// reason alone ("not a whole number from 1 to 65536").
-Result<SettingValue> check_value(SettingType type, double low, double high, std::string_view text);
+[[nodiscard]] Result<SettingValue> check_value(SettingType type, double low, double high, std::string_view text);
 
 /// "batch '0': not a whole number from 1 to 65536": the error of every front
 /// end for a bad value; `who` is the key, or the environment variable the
@@ -112,7 +112,7 @@ std::string ignored_value(std::string_view env, std::string_view value, std::str
 
 /// Checks and stores one value; the error's message is the reason alone.
 template <class Settings>
-Result<void> read_one(Settings& settings, const SettingKey<Settings>& key, std::string_view text) {
+[[nodiscard]] Result<void> read_one(Settings& settings, const SettingKey<Settings>& key, std::string_view text) {
   auto checked = check_value(key.type, key.low, key.high, text);
   if (!checked) return fail(checked.error());
   return key.store(settings, *checked);
@@ -139,7 +139,7 @@ using value_of = typename member_pointer<decltype(Field)>::value;
 
 /// A whole number, converted to the field's type (the key's bounds fit it).
 template <auto Field>
-Result<void> store_whole(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+[[nodiscard]] Result<void> store_whole(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
   using T = setting_detail::value_of<Field>;
   if constexpr (requires { typename T::value_type; })
     settings.*Field = static_cast<typename T::value_type>(value.whole);
@@ -150,21 +150,21 @@ Result<void> store_whole(setting_detail::owner_of<Field>& settings, const Settin
 
 /// A fraction.
 template <auto Field>
-Result<void> store_fraction(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+[[nodiscard]] Result<void> store_fraction(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
   settings.*Field = value.fraction;
   return {};
 }
 
 /// A boolean.
 template <auto Field>
-Result<void> store_boolean(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+[[nodiscard]] Result<void> store_boolean(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
   settings.*Field = value.boolean;
   return {};
 }
 
 /// The text as given (a path, a name the caller resolves later).
 template <auto Field>
-Result<void> store_text(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+[[nodiscard]] Result<void> store_text(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
   settings.*Field = std::string(value.text);
   return {};
 }
@@ -172,7 +172,7 @@ Result<void> store_text(setting_detail::owner_of<Field>& settings, const Setting
 /// What a library parser makes of the text; its refusal is the reason the
 /// reader reports.
 template <auto Parse, auto Field>
-Result<void> store_parsed(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
+[[nodiscard]] Result<void> store_parsed(setting_detail::owner_of<Field>& settings, const SettingValue& value) {
   auto parsed = Parse(value.text);
   if (!parsed) return fail(parsed.error());
   settings.*Field = std::move(*parsed);

@@ -77,7 +77,7 @@ struct DetectOptions {
 /// Parses "cuda,rocm" (names as in to_string(Backend)); "all" selects every
 /// backend, "none" or "" none. Unknown names are an invalid_input error that
 /// lists the valid ones.
-Result<std::bitset<backend_count>> parse_backend_list(std::string_view list);
+[[nodiscard]] Result<std::bitset<backend_count>> parse_backend_list(std::string_view list);
 
 /// What one detector found. Detectors never throw, print or exit: anything
 /// that went wrong is a warning here.
@@ -110,7 +110,7 @@ class DetectContext {
 
   /// A tool request with this detection's timeout and output cap.
   ToolRequest request(std::vector<std::string> argv) const;
-  Result<ToolResult> run(std::vector<std::string> argv) const;
+  [[nodiscard]] Result<ToolResult> run(std::vector<std::string> argv) const;
   /// Runs several tools at once and returns their results in request order.
   std::vector<Result<ToolResult>> run_concurrently(std::span<const ToolRequest> requests) const;
 

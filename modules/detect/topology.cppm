@@ -15,7 +15,7 @@ export namespace hwaccel {
 /// reading only through `system` (so a fixture's links resolve inside the
 /// fixture). Errors: whatever status/read_link report for a component, and
 /// symlink_loop after 40 links.
-Result<std::string> resolve_path(const System& system, std::string_view path);
+[[nodiscard]] Result<std::string> resolve_path(const System& system, std::string_view path);
 
 /// The position of a device in the PCI hierarchy, from a resolved sysfs path
 /// such as /sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:00.0/...

@@ -99,7 +99,7 @@ std::optional<std::chrono::system_clock::time_point> parse_utc_time(std::string_
 std::string to_json(const Fleet& fleet, bool pretty = false);
 /// Reads a fleet document; a single registry document (what `hwaccel
 /// detect` prints) is read as a fleet of one node, named by its system.host.
-Result<Fleet> fleet_from_json(std::string_view json);
+[[nodiscard]] Result<Fleet> fleet_from_json(std::string_view json);
 
 /// Why `name` cannot be a host name in a scan (empty, too long, a leading
 /// '-' that a command would read as an option, a character outside
@@ -110,7 +110,7 @@ std::optional<std::string> host_name_problem(std::string_view name);
 
 /// Host names from a list: commas, blanks or new lines between them, '#'
 /// comments. A bad name or a name given twice is an invalid_input error.
-Result<std::vector<std::string>> parse_host_list(std::string_view text);
+[[nodiscard]] Result<std::vector<std::string>> parse_host_list(std::string_view text);
 
 // --- collecting registries ---------------------------------------------------------
 
@@ -158,7 +158,7 @@ Fleet scan_lines(std::string_view text, const ScanOptions& options = {});
 /// relative to the working folder).
 struct CommandTemplate {
   std::vector<std::string> words;
-  static Result<CommandTemplate> parse(std::string_view text);
+  [[nodiscard]] static Result<CommandTemplate> parse(std::string_view text);
   std::vector<std::string> argv_for(std::string_view host) const;
 };
 
@@ -253,23 +253,23 @@ class FleetStore {
  public:
   enum class Mode : std::uint8_t { read_only, read_write };
 
-  static Result<FleetStore> open(const std::string& path, Mode mode = Mode::read_write,
+  [[nodiscard]] static Result<FleetStore> open(const std::string& path, Mode mode = Mode::read_write,
                                  std::chrono::milliseconds busy_timeout = std::chrono::milliseconds{10'000});
   FleetStore(FleetStore&&) noexcept;
   FleetStore& operator=(FleetStore&&) noexcept;
   ~FleetStore();
 
   /// Appends a scan; returns its id.
-  Result<std::int64_t> append(const Fleet& fleet);
+  [[nodiscard]] Result<std::int64_t> append(const Fleet& fleet);
   /// The scans, oldest first.
-  Result<std::vector<ScanRecord>> scans() const;
+  [[nodiscard]] Result<std::vector<ScanRecord>> scans() const;
   /// The newest scan's id, nullopt when there is none.
-  Result<std::optional<std::int64_t>> latest() const;
+  [[nodiscard]] Result<std::optional<std::int64_t>> latest() const;
   /// The scan before `id`, nullopt when `id` is the first.
-  Result<std::optional<std::int64_t>> previous(std::int64_t id) const;
-  Result<Fleet> load(std::int64_t id) const;
+  [[nodiscard]] Result<std::optional<std::int64_t>> previous(std::int64_t id) const;
+  [[nodiscard]] Result<Fleet> load(std::int64_t id) const;
   /// Deletes all but the newest `keep` scans; returns how many went.
-  Result<std::uint64_t> prune(std::size_t keep);
+  [[nodiscard]] Result<std::uint64_t> prune(std::size_t keep);
   /// PRAGMA user_version of the open database.
   int schema_version() const noexcept;
 

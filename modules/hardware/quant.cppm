@@ -165,7 +165,7 @@ std::string_view to_string(QuantizationLevel level) noexcept;
 /// "float16", "half", "bfloat16", "fp8" = fp8_e4m3, "Q4_K_M", "q4_k" =
 /// q4_k_m, "gptq"/"awq" = int4, "bnb4"). Anything else is an invalid_input
 /// error that lists the valid names.
-Result<QuantizationLevel> parse_quantization(std::string_view name);
+[[nodiscard]] Result<QuantizationLevel> parse_quantization(std::string_view name);
 /// The GGUF level of a llama.cpp `general.file_type`, when it is one this
 /// library models (1 = fp16, 0 = fp32, 32 = bf16, 15 = q4_k_m, ...).
 std::optional<QuantizationLevel> quantization_from_gguf_file_type(std::uint32_t file_type) noexcept;
@@ -174,7 +174,7 @@ std::optional<QuantizationLevel> quantization_from_gguf_file_type(std::uint32_t 
 /// kept in fp32, fp16, bf16, fp8 (vLLM --kv-cache-dtype), int8, or the
 /// llama.cpp cache types q8_0, q5_0, q5_1, q4_0, q4_1 and iq4_nl; any other
 /// level is an invalid_input error.
-Result<double> kv_cache_bits(QuantizationLevel level);
+[[nodiscard]] Result<double> kv_cache_bits(QuantizationLevel level);
 
 /// How well a device runs a level.
 enum class SupportLevel : std::uint8_t {

@@ -184,14 +184,14 @@ inline constexpr std::size_t max_device_spec_entries = 4096;
 /// table (unless the entry restates that built-in entry exactly) or an
 /// earlier entry already has is invalid_input; every message names `origin`,
 /// the entry and the field.
-Result<DeviceSpecSet> parse_device_specs(std::string_view json, std::string_view origin);
+[[nodiscard]] Result<DeviceSpecSet> parse_device_specs(std::string_view json, std::string_view origin);
 /// parse_device_specs of a file's contents: not_found when it cannot be
 /// read, invalid_input above max_device_specs_bytes.
-Result<DeviceSpecSet> read_device_specs(const std::string& path);
+[[nodiscard]] Result<DeviceSpecSet> read_device_specs(const std::string& path);
 /// A fresh read of builtin_device_specs_json() by the same reader, less the
 /// check against the built-in table: what device_specs() does on first use,
 /// and what that costs (benchmarks/data_bench.cpp).
-Result<DeviceSpecSet> parse_builtin_device_specs();
+[[nodiscard]] Result<DeviceSpecSet> parse_builtin_device_specs();
 
 /// find_spec() over the built-in table and then `extra`'s entries.
 const DeviceSpec* find_spec(std::string_view key, const DeviceSpecSet& extra) noexcept;
@@ -242,6 +242,6 @@ namespace hwaccel {
 /// Which file a device-spec text is: a user's, checked against the built-in
 /// table, or the built-in table's own (spec.cpp), which is not.
 enum class SpecFileKind : bool { user, builtin };
-Result<DeviceSpecSet> parse_device_spec_text(std::string_view json, std::string_view origin, SpecFileKind kind);
+[[nodiscard]] Result<DeviceSpecSet> parse_device_spec_text(std::string_view json, std::string_view origin, SpecFileKind kind);
 
 }  // namespace hwaccel

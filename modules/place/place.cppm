@@ -34,7 +34,7 @@ struct BusyDevices {
 /// lines between them), or a placement result (`hwaccel place --json`),
 /// whose placed devices are busy. An invalid_input error for a bad host name
 /// or a document that is neither.
-Result<BusyDevices> parse_busy(std::string_view text);
+[[nodiscard]] Result<BusyDevices> parse_busy(std::string_view text);
 
 /// A node's kind from its available accelerators: "8xH100-SXM-80GB",
 /// "4xL40S+1xRTX-4090" (the spec table's --devices names, else the device
@@ -46,7 +46,7 @@ std::string node_kind(const AcceleratorRegistry& registry);
 /// nodes by name (empty: all). The fabric is the one given, else what the
 /// nodes' registries report. Errors: a host not in the fleet or without a
 /// registry, no node left.
-Result<Cluster> cluster_from_fleet(const Fleet& fleet, const BusyDevices& busy = {},
+[[nodiscard]] Result<Cluster> cluster_from_fleet(const Fleet& fleet, const BusyDevices& busy = {},
                                    std::span<const std::string> hosts = {}, std::optional<Fabric> fabric = {});
 
 // --- capacity ----------------------------------------------------------------------
@@ -81,7 +81,7 @@ struct CapacityReport {
 /// Finds the fewest nodes of the kind that hold `model` (a binary search
 /// over plans on that many copies of one node: fitting only gets easier with
 /// more nodes) and compares with the fleet's free nodes of that kind.
-Result<CapacityReport> what_is_missing(const Fleet& fleet, const ModelDescription& model,
+[[nodiscard]] Result<CapacityReport> what_is_missing(const Fleet& fleet, const ModelDescription& model,
                                        const InferenceSettings& settings, const CapacityOptions& options = {});
 
 std::string to_json(const CapacityReport& report, bool pretty = false);
@@ -106,7 +106,7 @@ struct Workload {
 /// Unknown keys, a missing model, a duplicate name, replicas outside
 /// 1..10 000, more than 10 000 workloads or 100 000 replicas in all are
 /// invalid_input errors.
-Result<std::vector<Workload>> parse_workloads(std::string_view json);
+[[nodiscard]] Result<std::vector<Workload>> parse_workloads(std::string_view json);
 
 struct ReplicaPlacement {
   std::string workload;
@@ -179,7 +179,7 @@ struct PlacementResult {
 /// as many replicas as fit, then the fewest nodes (docs/planning.md says
 /// how). Each replica's devices hold what its plan says, within their
 /// usable memory. More than 100 000 replicas in all is an invalid_input error.
-Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Workload> workloads,
+[[nodiscard]] Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Workload> workloads,
                                         const PlacementOptions& options = {});
 
 std::string to_json(const PlacementResult& result, bool pretty = false);

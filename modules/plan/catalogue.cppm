@@ -63,7 +63,7 @@ std::string model_catalogue_json();
 const CatalogueEntry* find_catalogue_model(std::string_view name) noexcept;
 /// A description of a catalogue model; an invalid_input error listing the
 /// ids when the name is unknown.
-Result<ModelDescription> catalogue_model(std::string_view name);
+[[nodiscard]] Result<ModelDescription> catalogue_model(std::string_view name);
 /// The dense catalogue model whose parameter count is nearest (in ratio) to
 /// `parameters`; what a bare parameter count borrows its shape from.
 const CatalogueEntry& nearest_dense_model(std::uint64_t parameters) noexcept;

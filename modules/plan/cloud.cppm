@@ -81,17 +81,17 @@ inline constexpr std::uint32_t max_instance_accelerators = 4096;
 /// value) naming `origin` and the entry:
 /// `instances.json: instances[3] "p4d.24xlarge": "count" must be a whole
 /// number in 1..4096, got 0`.
-Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin);
+[[nodiscard]] Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin);
 /// Reads and parses a catalogue file (at most 16 MiB); not_found or io_error
 /// when it cannot be read.
-Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path);
+[[nodiscard]] Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path);
 /// The same, where an accelerator may also be an id of `extra`, a user
 /// device-spec file (recommend then needs InferenceSettings::device_specs = &extra).
-Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin,
+[[nodiscard]] Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin,
                                                    const DeviceSpecSet& extra);
-Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path, const DeviceSpecSet& extra);
+[[nodiscard]] Result<InstanceCatalogue> read_instance_catalogue(const std::filesystem::path& path, const DeviceSpecSet& extra);
 /// The catalogue compiled into the library from data/instances.json.
-Result<InstanceCatalogue> builtin_instance_catalogue();
+[[nodiscard]] Result<InstanceCatalogue> builtin_instance_catalogue();
 /// The JSON text of the built-in catalogue (installed as
 /// share/hwaccel/instances.json, a starting point for a user file).
 std::string_view builtin_instance_catalogue_json() noexcept;
@@ -167,12 +167,12 @@ struct InstanceRecommendation {
 /// planned again as if they shared a fabric: when that would fit, it is
 /// rejected for its interconnect rather than for memory. An invalid_input
 /// error when no quantization is given or the settings are out of range.
-Result<InstanceRecommendation> recommend_instances(const ModelDescription& model, const RecommendOptions& options,
+[[nodiscard]] Result<InstanceRecommendation> recommend_instances(const ModelDescription& model, const RecommendOptions& options,
                                                    const InstanceCatalogue& catalogue);
 
 /// The accelerators of an instance as a registry of hypothetical devices
 /// (property "instance" names it); what recommend_instances plans on.
-Result<AcceleratorRegistry> instance_registry(const CloudInstanceType& instance);
+[[nodiscard]] Result<AcceleratorRegistry> instance_registry(const CloudInstanceType& instance);
 
 /// Canonical JSON of a recommendation (docs/planning.md): every rejected
 /// instance with its reason, each verdict with its plan's strategy, memory

@@ -37,7 +37,7 @@ struct Fabric {
 /// "efa-32x100g". KIND is ib|infiniband, roce, ethernet|eth or efa. Latency
 /// comes from the kind (docs/planning.md). A rate of 0, more than 1 600 Gb/s
 /// a port, or more than 64 ports is an invalid_input error.
-Result<Fabric> parse_fabric(std::string_view text);
+[[nodiscard]] Result<Fabric> parse_fabric(std::string_view text);
 
 /// The fabric a node's registry reports: its active RDMA ports
 /// (system.network) of the most common kind, with their slowest rate. Empty
@@ -76,7 +76,7 @@ struct Cluster {
 
   /// `count` copies of `node`, named "node0", "node1", ... (`--nodes N`);
   /// an invalid_input error beyond max_cluster_nodes or max_cluster_devices.
-  static Result<Cluster> replicate(const AcceleratorRegistry& node, std::uint32_t count);
+  [[nodiscard]] static Result<Cluster> replicate(const AcceleratorRegistry& node, std::uint32_t count);
   /// Accelerators over every node (CPUs not counted).
   std::size_t accelerator_count() const;
   /// The fabric planning uses: `fabric`, else the slowest any node reports.
@@ -97,9 +97,9 @@ inline constexpr std::uint64_t max_cluster_devices = 262'144;
 /// ("8xH100-SXM-80GB") is one node. Errors as hypothetical_registry's, and
 /// for unbalanced parentheses, a node count of 0, or more than
 /// max_cluster_nodes nodes or max_cluster_devices devices.
-Result<Cluster> hypothetical_cluster(std::string_view text);
+[[nodiscard]] Result<Cluster> hypothetical_cluster(std::string_view text);
 /// hypothetical_cluster with the entries of a user device-spec file as well
 /// as the table's (plan with InferenceSettings::device_specs = &extra).
-Result<Cluster> hypothetical_cluster(std::string_view text, const DeviceSpecSet& extra);
+[[nodiscard]] Result<Cluster> hypothetical_cluster(std::string_view text, const DeviceSpecSet& extra);
 
 }  // namespace hwaccel

@@ -39,7 +39,7 @@ inline constexpr std::size_t max_hf_revision = 128;
 /// holds '/', is not accepted). Anything else, including absolute paths and
 /// backslashes, is an invalid_input error saying what is wrong. Never touches
 /// the file system.
-Result<HfRepoId> parse_hf_repo_id(std::string_view text);
+[[nodiscard]] Result<HfRepoId> parse_hf_repo_id(std::string_view text);
 
 /// The hub cache root and the variable it came from.
 struct HfCacheRoot {
@@ -69,6 +69,6 @@ std::optional<HfCacheRoot> hf_hub_cache_root();
 /// invalid_input when several snapshots and no ref leave the choice open
 /// (listing them); escapes_root when the snapshot folder, or a link in it,
 /// resolves outside the repo's folder; parse_error for a malformed ref file.
-Result<std::filesystem::path> find_hf_snapshot(const HfRepoId& repo, const std::filesystem::path& root);
+[[nodiscard]] Result<std::filesystem::path> find_hf_snapshot(const HfRepoId& repo, const std::filesystem::path& root);
 
 }  // namespace hwaccel

@@ -312,7 +312,7 @@ Fleet gather(const Machines& machines, QuantizationLevel level, double reserve, 
 // at the slowest member's host link. Nothing changes for other runtimes.
 void join_pcie_domains(Fleet& f, const RuntimeProfile& runtime);
 std::uint32_t node_of(const Fleet& f, const Stage& st);
-Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch);
+[[nodiscard]] Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch);
 StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head);
 Backend backend_of(const Fleet& f, const Group& g);
 StageSpeed speed_of(const Fleet& f, const Stage& st);
@@ -386,6 +386,6 @@ struct ConfigArchitecture {
 
 /// Reads `config` (an object; errors name `where`): the architecture, not yet
 /// validated, with the notes a reader should see.
-Result<ConfigArchitecture> architecture_of_config(json::Value config, std::string_view where);
+[[nodiscard]] Result<ConfigArchitecture> architecture_of_config(json::Value config, std::string_view where);
 
 }  // namespace hwaccel::config_detail

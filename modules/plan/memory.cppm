@@ -46,7 +46,7 @@ struct WeightLayout {
   std::uint64_t layers_total() const noexcept;
 };
 
-Result<WeightLayout> weight_layout(const ModelDescription& model, QuantizationLevel level);
+[[nodiscard]] Result<WeightLayout> weight_layout(const ModelDescription& model, QuantizationLevel level);
 
 /// The KV cache type a runtime uses by default for weights at `level`: the
 /// 16-bit (or fp32) type they compute in (vLLM's "auto", llama.cpp's f16).
@@ -55,19 +55,19 @@ QuantizationLevel default_kv_cache_type(QuantizationLevel level) noexcept;
 /// KV cache bytes one token takes in one layer, on a device holding
 /// 1/`tensor_parallel` of the KV heads (heads are replicated when there are
 /// fewer than ranks; an MLA latent is replicated on every rank).
-Result<std::uint64_t> kv_cache_bytes_per_token_per_layer(const ModelArchitecture& architecture,
+[[nodiscard]] Result<std::uint64_t> kv_cache_bytes_per_token_per_layer(const ModelArchitecture& architecture,
                                                          QuantizationLevel kv_type,
                                                          std::uint32_t tensor_parallel = 1);
 /// 2 x layers x kv_heads x head_dim x bytes per element, per token
 /// (MLA: layers x (kv_lora_rank + qk_rope_head_dim) x bytes): what a token
 /// costs while it is inside every layer's window. Past a sliding window or
 /// attention chunk only the full-attention layers keep it (kv_cache_bytes).
-Result<std::uint64_t> kv_cache_bytes_per_token(const ModelArchitecture& architecture, QuantizationLevel kv_type);
+[[nodiscard]] Result<std::uint64_t> kv_cache_bytes_per_token(const ModelArchitecture& architecture, QuantizationLevel kv_type);
 /// The cache for `batch` sequences of `context` tokens: each layer holds
 /// min(context, its sliding window or attention chunk) tokens, as vLLM's
 /// hybrid KV cache manager (v0.10+) and llama.cpp's SWA cache (without
 /// --swa-full) allocate them. Overflow is an error.
-Result<std::uint64_t> kv_cache_bytes(const ModelArchitecture& architecture, QuantizationLevel kv_type,
+[[nodiscard]] Result<std::uint64_t> kv_cache_bytes(const ModelArchitecture& architecture, QuantizationLevel kv_type,
                                      std::uint64_t context, std::uint64_t batch);
 
 /// Tokens of one prefill chunk: what activation memory is sized for
@@ -115,7 +115,7 @@ struct MemoryEstimate {
 
 /// Memory of the model on a single device of `backend` at this level,
 /// context and batch (KV cache at `kv_type`).
-Result<MemoryEstimate> estimate_memory(const ModelDescription& model, QuantizationLevel level,
+[[nodiscard]] Result<MemoryEstimate> estimate_memory(const ModelDescription& model, QuantizationLevel level,
                                        QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch,
                                        Backend backend = Backend::cuda);
 

@@ -123,7 +123,7 @@ struct ModelArchitecture {
   /// Checks the fields are present and consistent (heads divide by KV heads,
   /// sizes non-zero, experts_per_token <= experts...): an invalid_input error
   /// naming the field.
-  Result<void> validate() const;
+  [[nodiscard]] Result<void> validate() const;
 
   friend bool operator==(const ModelArchitecture&, const ModelArchitecture&) = default;
 };
@@ -222,7 +222,7 @@ struct ParameterCount {
 };
 
 /// Exact counts from the architecture (validated first; overflow is an error).
-Result<ParameterCount> count_parameters(const ModelArchitecture& architecture);
+[[nodiscard]] Result<ParameterCount> count_parameters(const ModelArchitecture& architecture);
 
 /// Where a description came from.
 enum class ModelSource : std::uint8_t {
@@ -287,9 +287,9 @@ struct ModelDescription {
 
   /// A model known only by its parameter count (must be > 0). The
   /// architecture is that of the nearest dense catalogue model, marked assumed.
-  static Result<ModelDescription> from_parameter_count(std::uint64_t parameters);
+  [[nodiscard]] static Result<ModelDescription> from_parameter_count(std::uint64_t parameters);
   /// A model from an architecture: validated and counted exactly.
-  static Result<ModelDescription> from_architecture(std::string name, ModelArchitecture architecture);
+  [[nodiscard]] static Result<ModelDescription> from_architecture(std::string name, ModelArchitecture architecture);
 
   friend bool operator==(const ModelDescription&, const ModelDescription&) = default;
 };
@@ -310,20 +310,20 @@ inline constexpr std::uint32_t max_gguf_dims = 4;
 /// Reads a Hugging Face config.json (llama, mistral, mixtral, qwen2,
 /// qwen2_moe, gemma/gemma2, phi3, deepseek_v2/v3 field names). Missing
 /// required fields are a parse_error naming the field.
-Result<ModelDescription> model_from_config_json(std::string_view json, std::string_view name = "config.json");
-Result<ModelDescription> read_config_json(const std::filesystem::path& path);
+[[nodiscard]] Result<ModelDescription> model_from_config_json(std::string_view json, std::string_view name = "config.json");
+[[nodiscard]] Result<ModelDescription> read_config_json(const std::filesystem::path& path);
 /// Reads a GGUF header (versions 2 and 3): architecture from the metadata,
 /// exact parameter count and bytes per type from the tensor infos.
-Result<ModelDescription> read_gguf(const std::filesystem::path& path);
+[[nodiscard]] Result<ModelDescription> read_gguf(const std::filesystem::path& path);
 /// Reads a .safetensors file or a sharded checkpoint's
 /// model.safetensors.index.json (every shard's header); takes the
 /// architecture from a config.json in the same folder, or infers layers and
 /// sizes from the tensor names and shapes when there is none.
-Result<ModelDescription> read_safetensors(const std::filesystem::path& path);
+[[nodiscard]] Result<ModelDescription> read_safetensors(const std::filesystem::path& path);
 /// A catalogue model by id ("llama-3.1-70b"), or a file or folder: a folder
 /// with config.json (and weights beside it), a config.json, a .gguf, a
 /// .safetensors or a *.safetensors.index.json.
-Result<ModelDescription> load_model(std::string_view file_or_name);
+[[nodiscard]] Result<ModelDescription> load_model(std::string_view file_or_name);
 
 /// A parameter count as people write it: "7000000000", "7e9", "7B", "70b",
 /// "1.5T", "350M" (K, M, B, T are powers of 1000). nullopt for anything

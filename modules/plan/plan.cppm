@@ -23,6 +23,6 @@ export namespace hwaccel {
 /// Bytes taken by `params` weights stored at `bits_per_weight` bits each,
 /// rounded up to whole bytes; an invalid_input error for 0 parameters, a
 /// width outside (0, 64] or a result beyond 64 bits.
-Result<std::uint64_t> weight_bytes(std::uint64_t params, double bits_per_weight);
+[[nodiscard]] Result<std::uint64_t> weight_bytes(std::uint64_t params, double bits_per_weight);
 
 }  // namespace hwaccel

@@ -84,7 +84,7 @@ struct InferenceSettings {
 
   /// Limits: context 1..16,777,216 (and at most the model's own maximum
   /// when its architecture is its own), batch 1..65,536, reserve in [0, 0.95].
-  Result<void> validate(const ModelDescription& model) const;
+  [[nodiscard]] Result<void> validate(const ModelDescription& model) const;
 };
 
 /// Degrees of parallelism of a plan.
@@ -273,7 +273,7 @@ struct Plan {
 /// the devices left over become data-parallel replicas; layers go to host
 /// memory when the accelerators cannot hold the model. Costs grow as
 /// O(devices log devices + layers x stages).
-Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDescription& model,
+[[nodiscard]] Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDescription& model,
                             const InferenceSettings& settings = {});
 
 /// llama.cpp's row split over every accelerator of `registry`, the first
@@ -281,7 +281,7 @@ Result<Plan> plan_inference(const AcceleratorRegistry& registry, const ModelDesc
 /// runtime comes from the settings (default: llama.cpp on the first
 /// device's backend); an error when it has no row split, when fewer than
 /// two accelerators can run the level, or when the model is unknown to it.
-Result<RowSplitEstimate> llama_row_split(const AcceleratorRegistry& registry, const ModelDescription& model,
+[[nodiscard]] Result<RowSplitEstimate> llama_row_split(const AcceleratorRegistry& registry, const ModelDescription& model,
                                          const InferenceSettings& settings = {});
 
 /// Plans `model` over the nodes of a cluster (several nodes are planned as
@@ -292,7 +292,7 @@ Result<RowSplitEstimate> llama_row_split(const AcceleratorRegistry& registry, co
 /// between nodes costs the fabric's latency plus the activations over one
 /// port. Host memory is never used for offload across nodes. A cluster of
 /// one node gives the same plan as its registry.
-Result<Plan> plan_inference(const Cluster& cluster, const ModelDescription& model,
+[[nodiscard]] Result<Plan> plan_inference(const Cluster& cluster, const ModelDescription& model,
                             const InferenceSettings& settings = {});
 
 /// The fewest copies of one node that hold a model.
@@ -304,22 +304,22 @@ struct NodeCount {
 /// The fewest n in 1..max_nodes for which plan_inference over n copies of
 /// `node` (joined by `fabric`) fits: doubling, then halving the gap, since
 /// fitting only gets easier with more nodes; O(log max_nodes) plans.
-Result<NodeCount> fewest_nodes(const AcceleratorRegistry& node, const ModelDescription& model,
+[[nodiscard]] Result<NodeCount> fewest_nodes(const AcceleratorRegistry& node, const ModelDescription& model,
                                const InferenceSettings& settings, std::uint32_t max_nodes,
                                const std::optional<Fabric>& fabric = {});
 
 /// The highest-quality level that fits the registry's devices (all of them
 /// together, as plan_inference would place it) and that every device used
 /// runs natively or weight-only. An unsupported error when none fits.
-Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, const ModelDescription& model,
+[[nodiscard]] Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, const ModelDescription& model,
                                                const InferenceSettings& settings = {});
 /// The highest-quality level that fits the cluster (see plan_inference).
-Result<QuantizationLevel> suggest_quantization(const Cluster& cluster, const ModelDescription& model,
+[[nodiscard]] Result<QuantizationLevel> suggest_quantization(const Cluster& cluster, const ModelDescription& model,
                                                const InferenceSettings& settings = {});
 /// The seed's entry point: a model known by its parameter count, 4096 tokens, batch 1.
-Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, std::uint64_t parameters);
+[[nodiscard]] Result<QuantizationLevel> suggest_quantization(const AcceleratorRegistry& registry, std::uint64_t parameters);
 /// The seed's entry point: a plan for a parameter count at a level.
-Result<Plan> plan_sharding(const AcceleratorRegistry& registry, std::uint64_t parameters, QuantizationLevel level);
+[[nodiscard]] Result<Plan> plan_sharding(const AcceleratorRegistry& registry, std::uint64_t parameters, QuantizationLevel level);
 
 /// A registry of hypothetical devices from the spec table, for planning
 /// hardware one does not have: "8xH100-SXM-80GB", "2xRTX-4090+1xRTX-3090",
@@ -328,11 +328,11 @@ Result<Plan> plan_sharding(const AcceleratorRegistry& registry, std::uint64_t pa
 /// domain size (8 per HGX board, 256 per TPU v5e pod...). An MI250X counts
 /// as its two GCDs. Unknown names are an invalid_input error that points to
 /// `hwaccel specs`.
-Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices);
+[[nodiscard]] Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices);
 /// hypothetical_registry with the entries of a user device-spec file as well
 /// as the table's (plan with InferenceSettings::device_specs = &extra, so the
 /// planner finds their figures).
-Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices, const DeviceSpecSet& extra);
+[[nodiscard]] Result<AcceleratorRegistry> hypothetical_registry(std::string_view devices, const DeviceSpecSet& extra);
 
 /// The device ids of each high-bandwidth domain the planner sees on a node,
 /// in registry order: an NVLink/NVSwitch, xGMI, ICI or NeuronLink island, or

@@ -33,7 +33,7 @@ std::string_view to_string(Runtime runtime) noexcept;
 
 /// Parses a runtime name case-insensitively; also "llama.cpp" alone, which
 /// needs a backend and so is refused with the list of names.
-Result<Runtime> parse_runtime(std::string_view name);
+[[nodiscard]] Result<Runtime> parse_runtime(std::string_view name);
 
 /// Every runtime, in the order of the enum.
 std::span<const Runtime> all_runtimes() noexcept;
@@ -144,7 +144,7 @@ struct DecodeTerms {
 /// its devices, the catalogue model, the KV cache at the prompt plus half
 /// the generated tokens); an error when the device or model is unknown or
 /// the model does not fit.
-Result<DecodeTerms> decode_terms(const DecodeMeasurement& measurement);
+[[nodiscard]] Result<DecodeTerms> decode_terms(const DecodeMeasurement& measurement);
 
 /// A profile whose bandwidth_efficiency, dequant_ops_per_weight and
 /// layer_overhead_us minimise the squared relative error over the
@@ -154,6 +154,6 @@ Result<DecodeTerms> decode_terms(const DecodeMeasurement& measurement);
 /// bandwidth and dequantization cannot be told apart and the efficiency
 /// stays at base's. Other fields come from `base`. An error when fewer than
 /// 3 measurements plan.
-Result<RuntimeProfile> fit_decode_profile(const RuntimeProfile& base, std::span<const DecodeMeasurement> measurements);
+[[nodiscard]] Result<RuntimeProfile> fit_decode_profile(const RuntimeProfile& base, std::span<const DecodeMeasurement> measurements);
 
 }  // namespace hwaccel

@@ -64,7 +64,7 @@ class AcceleratorRegistry {
 
   /// Adds a device (for configuration-driven setups and what-if analysis);
   /// an empty id is filled in, a duplicate id is an invalid_input error.
-  Result<void> add_device(DeviceProfile device);
+  [[nodiscard]] Result<void> add_device(DeviceProfile device);
 
   // --- capability queries ---------------------------------------------------
 
@@ -103,12 +103,12 @@ class AcceleratorRegistry {
   /// optionally, links between them and existing devices. A duplicate id or a
   /// link naming an unknown device is an invalid_input error. Added devices
   /// are near no NIC: affinity needs the machine.
-  Result<AcceleratorRegistry> what_if_add(std::vector<DeviceProfile> devices, std::vector<DeviceLink> links = {}) const;
+  [[nodiscard]] Result<AcceleratorRegistry> what_if_add(std::vector<DeviceProfile> devices, std::vector<DeviceLink> links = {}) const;
   /// Removes devices by id, with every link to them, their membership in
   /// interconnects (an interconnect left with fewer than two devices goes)
   /// and their place in NICs' near_devices. An unknown id is an
   /// invalid_input error. The CPU may be removed too; it is never re-detected.
-  Result<AcceleratorRegistry> what_if_remove(std::span<const std::string> ids) const;
+  [[nodiscard]] Result<AcceleratorRegistry> what_if_remove(std::span<const std::string> ids) const;
   /// Removes the devices for which `remove` returns true (see what_if_remove).
   AcceleratorRegistry what_if_remove_if(const std::function<bool(const DeviceProfile&)>& remove) const;
 
@@ -122,7 +122,7 @@ class AcceleratorRegistry {
   /// every reference is renamed; it inherits the old device's PCI address,
   /// NUMA node and CPU affinity when it has none; NIC affinity follows it.
   /// An unknown id is an invalid_input error.
-  Result<AcceleratorRegistry> what_if_replace(std::string_view id, DeviceProfile replacement,
+  [[nodiscard]] Result<AcceleratorRegistry> what_if_replace(std::string_view id, DeviceProfile replacement,
                                               LinkPolicy links = LinkPolicy::drop) const;
 
   friend bool operator==(const AcceleratorRegistry&, const AcceleratorRegistry&) = default;
@@ -146,7 +146,7 @@ class DetectBuilder {
   DetectBuilder& without(Backend backend);
   DetectBuilder& only(std::bitset<backend_count> backends);
   /// Selects the backends of a comma list ("cuda,rocm"); see parse_backend_list.
-  Result<void> select(std::string_view list);
+  [[nodiscard]] Result<void> select(std::string_view list);
   DetectBuilder& system_probes(bool on);
   DetectBuilder& tool_timeout(std::chrono::milliseconds timeout);
   DetectBuilder& tool_output_cap(std::size_t bytes);
@@ -241,7 +241,7 @@ std::string summary_json(const AcceleratorRegistry& registry, bool pretty = fals
 /// Reads what to_json wrote (any schema version up to ours; newer versions
 /// are read as far as this version understands them, with a warning added).
 /// Malformed input is a parse_error naming the offending field.
-Result<AcceleratorRegistry> registry_from_json(std::string_view json);
+[[nodiscard]] Result<AcceleratorRegistry> registry_from_json(std::string_view json);
 
 // --- model load time ---------------------------------------------------------
 
@@ -260,7 +260,7 @@ struct LoadTimeEstimate {
 /// bandwidth, cold (nothing in the page cache). Errors: invalid_input for 0
 /// bytes; unsupported when the device's bandwidth is unknown (network
 /// filesystems, cloud volumes: it depends on what is behind them).
-Result<LoadTimeEstimate> estimate_load_time(const StorageDevice& device, std::uint64_t model_bytes);
+[[nodiscard]] Result<LoadTimeEstimate> estimate_load_time(const StorageDevice& device, std::uint64_t model_bytes);
 
 /// The same on the registry's storage. With `model_path`, the device is the
 /// one holding the mount the path is under (the longest matching mount
@@ -269,7 +269,7 @@ Result<LoadTimeEstimate> estimate_load_time(const StorageDevice& device, std::ui
 /// is an optimistic assumption the result says. Errors: invalid_input for 0
 /// bytes or a relative path; not_found when no storage is known or no mount
 /// holds the path; unsupported when that storage's bandwidth is unknown.
-Result<LoadTimeEstimate> estimate_load_time(const AcceleratorRegistry& registry, std::uint64_t model_bytes,
+[[nodiscard]] Result<LoadTimeEstimate> estimate_load_time(const AcceleratorRegistry& registry, std::uint64_t model_bytes,
                                             std::string_view model_path = {});
 
 // --- what changed ------------------------------------------------------------
@@ -363,7 +363,7 @@ class DiskCache {
  public:
   /// Resolves the folder (through `system` when options.directory is empty);
   /// unsupported when there is no usable cache folder.
-  static Result<DiskCache> open(DiskCacheOptions options, const System& system);
+  [[nodiscard]] static Result<DiskCache> open(DiskCacheOptions options, const System& system);
 
   /// The cache file.
   const std::string& path() const noexcept { return path_; }
@@ -375,12 +375,12 @@ class DiskCache {
   /// The cached registry, or nullopt when there is no file. A file that is
   /// corrupt (parse_error) or not ours (unsupported: another format,
   /// version or option set, another owner, writable by others) is an error.
-  Result<std::optional<Entry>> load() const;
+  [[nodiscard]] Result<std::optional<Entry>> load() const;
   /// Writes the registry with the current time; the folder is created
   /// (mode 0700) when missing.
-  Result<void> store(const AcceleratorRegistry& registry) const;
+  [[nodiscard]] Result<void> store(const AcceleratorRegistry& registry) const;
   /// Deletes the file; no error when it is already gone.
-  Result<void> remove() const;
+  [[nodiscard]] Result<void> remove() const;
   std::chrono::system_clock::time_point now() const;
 
  private:

@@ -23,10 +23,10 @@ NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeo
 
 /// `nvidia-smi -q` (what the detector runs; slow, so through
 /// options.slow_tools when set): the GPUs with their MIG devices' memory.
-Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options);
+[[nodiscard]] Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options);
 
 /// `nvidia-smi nvlink -e`; not_captured (a fixture without it) is no data, not an error.
-Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,
+[[nodiscard]] Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,
                                                         std::vector<std::string>& problems);
 
 /// amdgpu's sysfs and hwmon files of one device (by its PCI address).

@@ -139,7 +139,7 @@ class SlowToolCache {
   explicit SlowToolCache(std::chrono::milliseconds max_age = std::chrono::seconds(30)) : max_age_(max_age) {}
   /// The kept result of this command line when it is young enough, else
   /// runs it through `system` and keeps what it gave.
-  Result<ToolResult> run(const System& system, const ToolRequest& request);
+  [[nodiscard]] Result<ToolResult> run(const System& system, const ToolRequest& request);
   std::chrono::milliseconds max_age() const noexcept { return max_age_; }
 
  private:
@@ -197,7 +197,7 @@ struct NvidiaTelemetryRow {
   std::string uuid;
   DeviceTelemetry telemetry;
 };
-Result<std::vector<NvidiaTelemetryRow>> parse_nvidia_telemetry(std::string_view csv,
+[[nodiscard]] Result<std::vector<NvidiaTelemetryRow>> parse_nvidia_telemetry(std::string_view csv,
                                                                std::vector<std::string>* problems = nullptr);
 
 /// One GPU's block of `nvidia-smi nvlink -e`: "GPU 0: NAME (UUID: GPU-...)"
@@ -210,7 +210,7 @@ struct NvlinkErrorBlock {
 /// Reads `nvidia-smi nvlink -e`. Lines that are not a GPU header or a
 /// counter are problems (at most 8 kept), not guesses; no GPU header at all
 /// is a parse_error (an empty output, for GPUs without NVLink, is none).
-Result<std::vector<NvlinkErrorBlock>> parse_nvlink_errors(std::string_view text,
+[[nodiscard]] Result<std::vector<NvlinkErrorBlock>> parse_nvlink_errors(std::string_view text,
                                                           std::vector<std::string>* problems = nullptr);
 
 // --- Prometheus ----------------------------------------------------------------

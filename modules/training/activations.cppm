@@ -90,7 +90,7 @@ struct LayerActivations {
 /// one micro-batch on one tensor-parallel rank. invalid_input when the
 /// tensor-parallel degree does not fit the architecture or the product
 /// overflows.
-Result<LayerActivations> layer_activations(const ModelArchitecture& architecture, std::uint32_t layer,
+[[nodiscard]] Result<LayerActivations> layer_activations(const ModelArchitecture& architecture, std::uint32_t layer,
                                            const ActivationSettings& settings);
 
 /// One line naming the accounting applied: the paper's terms and the

@@ -26,7 +26,7 @@ TensorSplit tensor_split(TensorRole role) noexcept;
 /// the attention heads and the FFN widths, and the KV heads divide by it or
 /// it by them (KV heads are then replicated). An invalid_input error says
 /// which does not.
-Result<void> check_tensor_parallel(const ModelArchitecture& architecture, std::uint32_t tensor_parallel);
+[[nodiscard]] Result<void> check_tensor_parallel(const ModelArchitecture& architecture, std::uint32_t tensor_parallel);
 
 /// The tensors of layer `layer` as one rank of a tensor-parallel group of
 /// `tensor_parallel` holds them (local rows and columns).
@@ -55,7 +55,7 @@ struct LoraCount {
   friend bool operator==(const LoraCount&, const LoraCount&) = default;
 };
 
-Result<LoraCount> count_lora_parameters(const ModelArchitecture& architecture, std::uint32_t rank, LoraTargets targets);
+[[nodiscard]] Result<LoraCount> count_lora_parameters(const ModelArchitecture& architecture, std::uint32_t rank, LoraTargets targets);
 
 /// Prefix tuning's trainable parameters (PEFT PrefixTuningConfig).
 struct PrefixCount {

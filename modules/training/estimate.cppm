@@ -175,7 +175,7 @@ double model_state_bytes_per_parameter(TrainingPrecision precision, OptimizerKin
 /// without a teacher, QLoRA at 16 bits...). Questionable but valid choices
 /// (ZeRO with one data-parallel rank and no offload, which shards nothing)
 /// are warnings.
-Result<TrainingEstimate> estimate_training(const ModelDescription& model, const TrainingSettings& settings,
+[[nodiscard]] Result<TrainingEstimate> estimate_training(const ModelDescription& model, const TrainingSettings& settings,
                                            const AuxiliaryModels& auxiliary = {}, Backend backend = Backend::cuda);
 
 /// estimate_training against a registry's accelerators (available, visible,
@@ -185,7 +185,7 @@ Result<TrainingEstimate> estimate_training(const ModelDescription& model, const 
 /// what is offloaded; the minimum count of the largest device kind is
 /// searched too. Backend-specific precision support (bf16 on pre-Ampere
 /// GPUs, NF4 without bitsandbytes) becomes a warning.
-Result<TrainingEstimate> plan_training(const AcceleratorRegistry& registry, const ModelDescription& model,
+[[nodiscard]] Result<TrainingEstimate> plan_training(const AcceleratorRegistry& registry, const ModelDescription& model,
                                        const TrainingSettings& settings, const AuxiliaryModels& auxiliary = {});
 
 /// The same over the nodes of a cluster (one node: as its registry). The
@@ -193,12 +193,12 @@ Result<TrainingEstimate> plan_training(const AcceleratorRegistry& registry, cons
 /// tensor parallelism stays inside a node (a warning says when the degree
 /// exceeds a node's high-bandwidth domain); pipeline stages may cross nodes.
 /// Each node's host memory holds what its own devices offload.
-Result<TrainingEstimate> plan_training(const Cluster& cluster, const ModelDescription& model,
+[[nodiscard]] Result<TrainingEstimate> plan_training(const Cluster& cluster, const ModelDescription& model,
                                        const TrainingSettings& settings, const AuxiliaryModels& auxiliary = {});
 
 /// The fewest devices of capacity `capacity_bytes` (already less any
 /// reserve) and `backend` that hold the run.
-Result<MinimumDevices> minimum_devices(const ModelDescription& model, const TrainingSettings& settings,
+[[nodiscard]] Result<MinimumDevices> minimum_devices(const ModelDescription& model, const TrainingSettings& settings,
                                        const AuxiliaryModels& auxiliary, std::string device_name,
                                        std::uint64_t capacity_bytes, Backend backend = Backend::cuda);
 
@@ -207,7 +207,7 @@ Result<MinimumDevices> minimum_devices(const ModelDescription& model, const Trai
 /// `method` under the default settings (bf16 mixed precision, AdamW, one
 /// device, micro-batch 1 of 2048 tokens; distillation uses a teacher of the
 /// same size).
-Result<TrainingEstimate> estimate_training_memory(std::uint64_t parameters, TrainingMethod method);
+[[nodiscard]] Result<TrainingEstimate> estimate_training_memory(std::uint64_t parameters, TrainingMethod method);
 
 /// Canonical JSON: model, method, precision, optimizer, parallel, workload,
 /// models, trainable_parameters, per_device (parameters_bytes,

@@ -27,7 +27,7 @@ enum class TrainingMethod : std::uint8_t {
 std::string_view to_string(TrainingMethod method) noexcept;
 /// Accepts the names above and "pretrain", "finetune", "ppo", "distill";
 /// anything else is an invalid_input error listing the names.
-Result<TrainingMethod> parse_training_method(std::string_view name);
+[[nodiscard]] Result<TrainingMethod> parse_training_method(std::string_view name);
 
 /// Number formats of weights, gradients and optimizer states.
 enum class TrainingPrecision : std::uint8_t {
@@ -41,7 +41,7 @@ enum class TrainingPrecision : std::uint8_t {
 std::string_view to_string(TrainingPrecision precision) noexcept;
 /// Accepts the names above and "bf16-mixed", "fp16-mixed", "mixed", "amp",
 /// "pure-bf16", "float32"; an invalid_input error otherwise.
-Result<TrainingPrecision> parse_training_precision(std::string_view name);
+[[nodiscard]] Result<TrainingPrecision> parse_training_precision(std::string_view name);
 
 enum class OptimizerKind : std::uint8_t {
   adamw,         ///< first and second moment per parameter, in the type of the weights it updates
@@ -57,7 +57,7 @@ std::string_view to_string(OptimizerKind optimizer) noexcept;
 /// Accepts the names above and "adam", "paged-adamw-32bit", "adamw8bit",
 /// "adamw_8bit", "adam-8bit", "paged-adamw-8bit", "bnb-adamw-8bit",
 /// "momentum"; an invalid_input error listing the names otherwise.
-Result<OptimizerKind> parse_optimizer(std::string_view name);
+[[nodiscard]] Result<OptimizerKind> parse_optimizer(std::string_view name);
 
 /// What leaves the accelerator for host memory (DeepSpeed offload).
 enum class OffloadMode : std::uint8_t {
@@ -68,7 +68,7 @@ enum class OffloadMode : std::uint8_t {
 
 /// "none", "optimizer", "params".
 std::string_view to_string(OffloadMode mode) noexcept;
-Result<OffloadMode> parse_offload(std::string_view name);
+[[nodiscard]] Result<OffloadMode> parse_offload(std::string_view name);
 
 /// Activation recomputation (gradient checkpointing).
 enum class Recompute : std::uint8_t {
@@ -78,7 +78,7 @@ enum class Recompute : std::uint8_t {
 };
 
 std::string_view to_string(Recompute recompute) noexcept;
-Result<Recompute> parse_recompute(std::string_view name);
+[[nodiscard]] Result<Recompute> parse_recompute(std::string_view name);
 
 /// How attention is computed, which decides whether the s x s scores are stored.
 enum class AttentionKernel : std::uint8_t {
@@ -87,7 +87,7 @@ enum class AttentionKernel : std::uint8_t {
 };
 
 std::string_view to_string(AttentionKernel kernel) noexcept;
-Result<AttentionKernel> parse_attention_kernel(std::string_view name);
+[[nodiscard]] Result<AttentionKernel> parse_attention_kernel(std::string_view name);
 
 /// The linear layers LoRA can adapt, named as PEFT's target_modules are
 /// without the "_proj" suffix.
@@ -119,12 +119,12 @@ std::string to_string(LoraTargets targets);
 /// A comma list of q, k, v, o, gate, up, down (a "_proj" suffix is
 /// accepted: "q_proj,v_proj"), or "all" / "all-linear"; an invalid_input
 /// error names the unknown entry.
-Result<LoraTargets> parse_lora_targets(std::string_view list);
+[[nodiscard]] Result<LoraTargets> parse_lora_targets(std::string_view list);
 
 /// Sharding of model states over the data-parallel group (Rajbhandari et
 /// al. 2019; PyTorch FSDP's NO_SHARD, SHARD_GRAD_OP and FULL_SHARD are
 /// stages 0, 2 and 3).
-Result<std::uint32_t> parse_zero_stage(std::string_view name);
+[[nodiscard]] Result<std::uint32_t> parse_zero_stage(std::string_view name);
 
 /// Largest data-, tensor- or pipeline-parallel degree, and the most devices
 /// dp x tp x pp may take.
@@ -206,7 +206,7 @@ struct TrainingSettings {
   /// Range and consistency checks that need no model (sizes at least 1,
   /// ZeRO stage 0..3, offload needing a stage, QLoRA's bits): an
   /// invalid_input error naming the setting.
-  Result<void> validate() const;
+  [[nodiscard]] Result<void> validate() const;
 
   friend bool operator==(const TrainingSettings&, const TrainingSettings&) = default;
 };

@@ -21,6 +21,6 @@ inline constexpr std::uint64_t mixed_precision_adam_bytes_per_param = 16;
 
 /// Model-state bytes (parameters, gradients, optimizer) of full training with
 /// mixed-precision Adam on one device, before any sharding.
-Result<std::uint64_t> adam_model_state_bytes(std::uint64_t params);
+[[nodiscard]] Result<std::uint64_t> adam_model_state_bytes(std::uint64_t params);
 
 }  // namespace hwaccel

@@ -160,7 +160,7 @@ class Watcher {
   /// Without an event stream (a container, a plain fixture) it re-scans
   /// periodically, and says so in status().unavailable; unsupported when
   /// there is neither a stream nor a re-scan interval.
-  static Result<std::unique_ptr<Watcher>> start(const System& system, WatchOptions options = {});
+  [[nodiscard]] static Result<std::unique_ptr<Watcher>> start(const System& system, WatchOptions options = {});
   ~Watcher();
   Watcher(const Watcher&) = delete;
   Watcher& operator=(const Watcher&) = delete;

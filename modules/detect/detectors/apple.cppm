@@ -48,7 +48,7 @@ struct MacHardware {
   std::optional<std::uint64_t> physical_memory_bytes;  ///< "32 GB"
 };
 
-Result<MacHardware> parse_sp_hardware(std::string_view json);
+[[nodiscard]] Result<MacHardware> parse_sp_hardware(std::string_view json);
 
 /// One graphics processor of `system_profiler SPDisplaysDataType -json`.
 struct MacGpu {
@@ -63,7 +63,7 @@ struct MacGpu {
   std::optional<std::uint16_t> pci_device_id;  ///< spdisplays_device-id
 };
 
-Result<std::vector<MacGpu>> parse_sp_displays(std::string_view json);
+[[nodiscard]] Result<std::vector<MacGpu>> parse_sp_displays(std::string_view json);
 
 /// A conservative estimate of the unified memory macOS lets the GPU wire by
 /// default (iogpu.wired_limit_mb = 0): 2/3 of memory up to 36 GiB, 3/4

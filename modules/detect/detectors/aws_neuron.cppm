@@ -43,13 +43,13 @@ struct NeuronLsReport {
 /// logical_neuroncore_config, memory_size in bytes, neuroncore_ids, neuron_processes),
 /// or the object of `--output-format json`, where the same device entries sit under a
 /// member next to instance-wide fields. Invalid JSON is a parse_error.
-Result<NeuronLsReport> parse_neuron_ls_json(std::string_view json);
+[[nodiscard]] Result<NeuronLsReport> parse_neuron_ls_json(std::string_view json);
 
 /// Parses the default neuron-ls table by its (two-line) column names, with any
 /// banner or warning text and `key: value` header lines before it. Columns change
 /// per release (NEURON CORE IDS, LOGICAL NC, CPU AFFINITY, NUMA NODE, PID...).
 /// No table is a parse_error.
-Result<NeuronLsReport> parse_neuron_ls_table(std::string_view text);
+[[nodiscard]] Result<NeuronLsReport> parse_neuron_ls_table(std::string_view text);
 
 /// A Neuron chip generation and its published per-chip figures (AWS documentation;
 /// never measurements).

@@ -48,7 +48,7 @@ struct NvidiaSmiCsv {
 /// Parses the CSV. Errors (parse_error): no output, or no line that looks
 /// like a header naming query fields (binary garbage, an error message).
 /// A header without rows is not an error: `rows` is empty.
-Result<NvidiaSmiCsv> parse_nvidia_smi_csv(std::string_view text);
+[[nodiscard]] Result<NvidiaSmiCsv> parse_nvidia_smi_csv(std::string_view text);
 
 /// The field an older driver refused, from its message
 /// `Field "compute_cap" is not a valid field to query.`; nullopt otherwise.
@@ -112,13 +112,13 @@ struct NvidiaGpuTable {
 
 /// Reads `nvidia-smi --query-gpu=... --format=csv` (with or without
 /// `nounits`) by header name. Errors as parse_nvidia_smi_csv.
-Result<NvidiaGpuTable> parse_query_gpu(std::string_view csv);
+[[nodiscard]] Result<NvidiaGpuTable> parse_query_gpu(std::string_view csv);
 
 /// Reads `nvidia-smi -q`: the top-level driver version and, per
 /// "GPU <bus id>" section, the same facts as the CSV plus MIG device details.
 /// GPUs are numbered in the order nvidia-smi prints them (its index order).
 /// parse_error when the text has no GPU section.
-Result<NvidiaGpuTable> parse_query_text(std::string_view text);
+[[nodiscard]] Result<NvidiaGpuTable> parse_query_text(std::string_view text);
 
 /// Reads `nvidia-smi -q -x`: the XML report monitoring agents and bug
 /// reports attach (any schema version: nvsmi_device_v4 to v12). The same
@@ -129,7 +129,7 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text);
 /// order of their <gpu> elements (nvidia-smi's index order). No DTD is read
 /// and no entity but XML's five predefined ones is expanded. parse_error when
 /// the text is not XML, has no <nvidia_smi_log> root, or describes no GPU.
-Result<NvidiaGpuTable> parse_query_xml(std::string_view xml);
+[[nodiscard]] Result<NvidiaGpuTable> parse_query_xml(std::string_view xml);
 
 /// One line of `nvidia-smi -L` with its MIG children.
 struct NvidiaGpuListing {
@@ -178,7 +178,7 @@ struct NvidiaTopology {
 /// ANSI underline codes around the header) or space aligned (pasted copies),
 /// with or without the "GPU NUMA ID" column. parse_error when there is no
 /// matrix header (e.g. "ERROR: Option -m is missing its value").
-Result<NvidiaTopology> parse_topology_matrix(std::string_view text);
+[[nodiscard]] Result<NvidiaTopology> parse_topology_matrix(std::string_view text);
 
 /// NVLink state of one GPU from `nvidia-smi nvlink -s`.
 struct NvidiaNvlinkStatus {

@@ -53,11 +53,11 @@ inline constexpr std::string_view hl_smi_query_fields =
 /// Parses `hl-smi --query-aip=... --format=csv[,nounits]` by header name
 /// ("memory.total [MiB]" is memory.total in MiB; values may carry units or not).
 /// A missing or unusable header is a parse_error.
-Result<HlSmiReport> parse_hl_smi_csv(std::string_view csv);
+[[nodiscard]] Result<HlSmiReport> parse_hl_smi_csv(std::string_view csv);
 
 /// Parses the default `hl-smi` box table (two rows per AIP, version lines above).
 /// No AIP row at all is a parse_error.
-Result<HlSmiReport> parse_hl_smi_table(std::string_view text);
+[[nodiscard]] Result<HlSmiReport> parse_hl_smi_table(std::string_view text);
 
 /// A Habana product generation.
 struct GaudiModel {

@@ -26,12 +26,12 @@ struct GcInfoListEntry {
 
 /// Parses `gc-info -l`. Output with no "-+- Id:" entry and no "device listing"
 /// header is a parse_error; a listing with no entry is an empty list.
-Result<std::vector<GcInfoListEntry>> parse_gc_info_list(std::string_view text);
+[[nodiscard]] Result<std::vector<GcInfoListEntry>> parse_gc_info_list(std::string_view text);
 
 /// Parses `gc-info -i -d N` ("Device Info:" then "  key: value" lines) into its
 /// attributes, keys as printed ("board type", "ipu architecture", "pci id").
 /// No attribute at all is a parse_error.
-Result<std::map<std::string, std::string, std::less<>>> parse_gc_info_device(std::string_view text);
+[[nodiscard]] Result<std::map<std::string, std::string, std::less<>>> parse_gc_info_device(std::string_view text);
 
 /// Published in-processor memory of an IPU architecture as gc-info names it
 /// ("ipu1", "ipu2", "ipu21"): tiles times per-tile SRAM, from Graphcore's

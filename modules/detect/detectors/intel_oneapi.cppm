@@ -29,7 +29,7 @@ struct XpuSmiDevice {
 /// Parses the box that `xpu-smi discovery` and `xpu-smi discovery -d N` print.
 /// Output without a "Device ID | Device Information" box is a parse_error;
 /// a box with no device ("No device discovered") is an empty list.
-Result<std::vector<XpuSmiDevice>> parse_xpu_smi_discovery(std::string_view text);
+[[nodiscard]] Result<std::vector<XpuSmiDevice>> parse_xpu_smi_discovery(std::string_view text);
 
 /// Parses the table bare `xpu-smi` prints (the nvidia-smi-like box): per
 /// device, its id and the discovery keys the table also shows: "Device Name"
@@ -38,7 +38,7 @@ Result<std::vector<XpuSmiDevice>> parse_xpu_smi_discovery(std::string_view text)
 /// device is doing, as printed: "GPU Memory Used" ("239 MiB"), "GPU
 /// Utilization" ("0%"), "GPU Temperature" ("25C"), "GPU Power" and "GPU Power
 /// Cap" ("66W"). parse_error when there is no device row under a "GPU  Name" header.
-Result<std::vector<XpuSmiDevice>> parse_xpu_smi_table(std::string_view text);
+[[nodiscard]] Result<std::vector<XpuSmiDevice>> parse_xpu_smi_table(std::string_view text);
 
 /// Product and architecture of an Intel discrete GPU from its PCI device id
 /// (pci.ids and Intel's own device tables); nullopt when the id is not one

@@ -173,13 +173,13 @@ struct RocmSmiReport {
 
 /// `rocm-smi ... --json`: {"card0": {key: value}, ..., "system": {"Driver
 /// version": ...}}. parse_error when it is not JSON or names no card.
-Result<RocmSmiReport> parse_rocm_smi_json(std::string_view json);
+[[nodiscard]] Result<RocmSmiReport> parse_rocm_smi_json(std::string_view json);
 
 /// rocm-smi's text: the `GPU[N]\t\t: key: value` lines of `-a` and the
 /// --show* options, the default concise table (each GPU on two lines: index,
 /// "[0x74a1 : 0x00]", then the name), or the --showtopo matrices (the GPU
 /// count only). parse_error when no form names a GPU.
-Result<RocmSmiReport> parse_rocm_smi_text(std::string_view text);
+[[nodiscard]] Result<RocmSmiReport> parse_rocm_smi_text(std::string_view text);
 
 /// A GPU agent of `rocminfo` (CPU agents are left out).
 struct RocminfoAgent {
@@ -194,7 +194,7 @@ struct RocminfoAgent {
 
 /// Parses rocminfo's "Agent N" sections. parse_error when there is no agent
 /// at all (not rocminfo output); no GPU agent is an empty list.
-Result<std::vector<RocminfoAgent>> parse_rocminfo(std::string_view text);
+[[nodiscard]] Result<std::vector<RocminfoAgent>> parse_rocminfo(std::string_view text);
 
 }  // namespace hwaccel::parsers
 

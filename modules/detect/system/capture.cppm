@@ -40,7 +40,7 @@ struct ImportedCapture {
 /// out with a note (their output is not one tool's); `sudo` is dropped;
 /// `cat /absolute/file` becomes that file. `path` names the transcript in
 /// messages. parse_error when no line is a command.
-Result<ImportedCapture> parse_capture_transcript(std::string_view text, std::string_view path);
+[[nodiscard]] Result<ImportedCapture> parse_capture_transcript(std::string_view text, std::string_view path);
 
 /// What import_capture wrote.
 struct ImportSummary {
@@ -55,7 +55,7 @@ struct ImportSummary {
 /// or a terminal transcript (parse_capture_transcript). `machine`, when not
 /// empty, describes the machine in fixture.json. Only what was pasted is in
 /// the fixture: every other command answers "not captured".
-Result<ImportSummary> import_capture(std::string_view source, std::string_view out_dir, std::string_view machine = {});
+[[nodiscard]] Result<ImportSummary> import_capture(std::string_view source, std::string_view out_dir, std::string_view machine = {});
 
 /// Wraps another System and records everything read and run through it, so
 /// that the same detection can be replayed later from a fixture folder.
@@ -64,18 +64,18 @@ class RecordingSystem final : public System {
   explicit RecordingSystem(const System& inner);
   ~RecordingSystem() override;
 
-  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
-  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
-  Result<std::string> read_link(std::string_view path) const override;
-  Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
+  [[nodiscard]] Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
+  [[nodiscard]] Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
+  [[nodiscard]] Result<std::string> read_link(std::string_view path) const override;
+  [[nodiscard]] Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
   std::optional<std::string> env(std::string_view name) const override;
   ProcessIdentity identity() const override { return inner_.identity(); }
   std::optional<std::string> find_tool(std::string_view name) const override;
-  Result<ToolResult> run(const ToolRequest& request) const override;
+  [[nodiscard]] Result<ToolResult> run(const ToolRequest& request) const override;
 
   /// Writes the fixture folder (fixture.json, root/, commands/) to `dir`,
   /// which must not exist yet or be empty.
-  Result<void> write(std::string_view dir, std::string_view machine, std::string_view source) const;
+  [[nodiscard]] Result<void> write(std::string_view dir, std::string_view machine, std::string_view source) const;
 
   struct State;
 

@@ -52,7 +52,7 @@ struct FixtureManifest {
 };
 
 /// Parses and validates a fixture manifest.
-Result<FixtureManifest> parse_fixture_manifest(std::string_view json);
+[[nodiscard]] Result<FixtureManifest> parse_fixture_manifest(std::string_view json);
 /// Writes a manifest in canonical form.
 std::string write_fixture_manifest(const FixtureManifest& manifest);
 
@@ -74,7 +74,7 @@ class FixtureSystem final : public System {
  public:
   /// Opens `dir` (holding fixture.json, root/, commands/). Fails with a clear
   /// error on a malformed manifest or a root that cannot be read.
-  static Result<std::unique_ptr<FixtureSystem>> open(std::string_view dir, FixtureOptions options = {});
+  [[nodiscard]] static Result<std::unique_ptr<FixtureSystem>> open(std::string_view dir, FixtureOptions options = {});
   /// Opens `dir` with `layers` laid over it in order (see TimelineStep::state):
   /// each layer's `removed` paths go, then the files under its folder's root/
   /// replace or add, and its fixture.json, when present, replaces the
@@ -83,20 +83,20 @@ class FixtureSystem final : public System {
     std::string dir;
     std::vector<std::string> removed;
   };
-  static Result<std::unique_ptr<FixtureSystem>> open_layered(std::string_view dir, std::span<const Layer> layers,
+  [[nodiscard]] static Result<std::unique_ptr<FixtureSystem>> open_layered(std::string_view dir, std::span<const Layer> layers,
                                                              FixtureOptions options = {});
   ~FixtureSystem() override;
 
   const FixtureManifest& manifest() const noexcept;
 
-  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
-  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
-  Result<std::string> read_link(std::string_view path) const override;
-  Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
+  [[nodiscard]] Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
+  [[nodiscard]] Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
+  [[nodiscard]] Result<std::string> read_link(std::string_view path) const override;
+  [[nodiscard]] Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
   std::optional<std::string> env(std::string_view name) const override;
   ProcessIdentity identity() const override;
   std::optional<std::string> find_tool(std::string_view name) const override;
-  Result<ToolResult> run(const ToolRequest& request) const override;
+  [[nodiscard]] Result<ToolResult> run(const ToolRequest& request) const override;
   bool runs_instantly() const noexcept override;
   bool reads_from_memory() const noexcept override { return true; }
 
@@ -113,5 +113,5 @@ class FixtureSystem final : public System {
 namespace hwaccel {
 /// At most `cap` bytes of the regular file at `path`, refusing a link or a
 /// FIFO as its last component; `shown` names it in messages.
-Result<FileContent> read_fixture_file(const std::string& path, std::size_t cap, std::string_view shown);
+[[nodiscard]] Result<FileContent> read_fixture_file(const std::string& path, std::size_t cap, std::string_view shown);
 }  // namespace hwaccel

@@ -29,5 +29,5 @@ std::unique_ptr<System> make_live_system(LiveOptions options = {});
 
 // Module-internal: the live System's kernel notifications (live_events.cpp).
 namespace hwaccel {
-Result<std::unique_ptr<EventStream>> open_live_events(const EventStreamOptions& options);
+[[nodiscard]] Result<std::unique_ptr<EventStream>> open_live_events(const EventStreamOptions& options);
 }  // namespace hwaccel

@@ -23,14 +23,14 @@ class ReadCache final : public System {
   explicit ReadCache(const System& inner);
   ~ReadCache() override;
 
-  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
-  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
-  Result<std::string> read_link(std::string_view path) const override;
-  Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
+  [[nodiscard]] Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
+  [[nodiscard]] Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
+  [[nodiscard]] Result<std::string> read_link(std::string_view path) const override;
+  [[nodiscard]] Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
   std::optional<std::string> env(std::string_view name) const override;
   ProcessIdentity identity() const override { return inner_.identity(); }
   std::optional<std::string> find_tool(std::string_view name) const override;
-  Result<ToolResult> run(const ToolRequest& request) const override;
+  [[nodiscard]] Result<ToolResult> run(const ToolRequest& request) const override;
   bool runs_instantly() const noexcept override;
   bool reads_from_memory() const noexcept override { return true; }
 

@@ -129,7 +129,7 @@ inline constexpr std::size_t max_uevent_bytes = 16384;
 /// key, or an ACTION/DEVPATH variable that contradicts the header. The
 /// trailing NUL is optional. udev's re-broadcasts ("libudev" headers) are
 /// refused: only the kernel's messages are read.
-Result<Uevent> parse_uevent(std::string_view message);
+[[nodiscard]] Result<Uevent> parse_uevent(std::string_view message);
 /// The message parse_uevent reads.
 std::string format_uevent(const Uevent& event);
 
@@ -159,7 +159,7 @@ class EventStream {
   virtual ~EventStream() = default;
   /// Blocks until something arrives, `deadline` passes or wake() is called,
   /// then returns what is there (possibly nothing). Never busy-polls.
-  virtual Result<EventBatch> wait(std::chrono::steady_clock::time_point deadline) = 0;
+  [[nodiscard]] virtual Result<EventBatch> wait(std::chrono::steady_clock::time_point deadline) = 0;
   /// Makes a blocked (or the next) wait() return at once.
   virtual void wake() noexcept = 0;
   /// What the stream listens to ("uevent netlink socket", "/dev/kmsg"), and
@@ -180,12 +180,12 @@ class System {
   /// Reads at most `max_bytes` of a regular file. FIFOs, sockets and device
   /// nodes are refused (ErrorKind::not_regular_file) without being opened
   /// for a blocking read.
-  virtual Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const = 0;
+  [[nodiscard]] virtual Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const = 0;
   /// Entries of a directory, "." and ".." excluded, sorted by name (bytewise).
-  virtual Result<std::vector<DirEntry>> list_dir(std::string_view path) const = 0;
+  [[nodiscard]] virtual Result<std::vector<DirEntry>> list_dir(std::string_view path) const = 0;
   /// Target of a symbolic link, as stored.
-  virtual Result<std::string> read_link(std::string_view path) const = 0;
-  virtual Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const = 0;
+  [[nodiscard]] virtual Result<std::string> read_link(std::string_view path) const = 0;
+  [[nodiscard]] virtual Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const = 0;
   /// An environment variable of the detecting process.
   virtual std::optional<std::string> env(std::string_view name) const = 0;
   /// The detecting process's user and groups (root where a System does not
@@ -199,7 +199,7 @@ class System {
   /// Runs a tool found by find_tool(argv[0]). Errors: tool_not_found,
   /// tool_failed (could not start), timeout (process group killed),
   /// not_captured (fixture replay).
-  virtual Result<ToolResult> run(const ToolRequest& request) const = 0;
+  [[nodiscard]] virtual Result<ToolResult> run(const ToolRequest& request) const = 0;
   /// True when run() answers at once, without a process to wait on (fixture
   /// replay that does not simulate durations): running tools concurrently
   /// then gains nothing, and detection runs them one after another.
@@ -212,7 +212,7 @@ class System {
   /// where the System has none (the default: a plain fixture, a recording);
   /// a live stream that can open neither source is also unsupported, with
   /// both reasons.
-  virtual Result<std::unique_ptr<EventStream>> open_events(const EventStreamOptions& options = {}) const;
+  [[nodiscard]] virtual Result<std::unique_ptr<EventStream>> open_events(const EventStreamOptions& options = {}) const;
 
   bool exists(std::string_view path) const { return status(path).has_value(); }
 };

@@ -37,7 +37,7 @@ struct Timeline {
 
 /// Parses and validates a timeline (timeline.json); paths must stay inside
 /// the fixture folder.
-Result<Timeline> parse_timeline(std::string_view json);
+[[nodiscard]] Result<Timeline> parse_timeline(std::string_view json);
 std::string write_timeline(const Timeline& timeline);
 
 /// A fixture with a timeline replayed step by step: reads answer from the
@@ -49,7 +49,7 @@ std::string write_timeline(const Timeline& timeline);
 class TimelineSystem final : public System {
  public:
   /// `dir` is a fixture folder holding timeline.json.
-  static Result<std::unique_ptr<TimelineSystem>> open(std::string_view dir, FixtureOptions options = {});
+  [[nodiscard]] static Result<std::unique_ptr<TimelineSystem>> open(std::string_view dir, FixtureOptions options = {});
   ~TimelineSystem() override;
 
   const Timeline& timeline() const noexcept;
@@ -58,18 +58,18 @@ class TimelineSystem final : public System {
   /// The state after `steps` steps (0: the fixture itself).
   const FixtureSystem& state(std::size_t steps) const;
 
-  Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
-  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
-  Result<std::string> read_link(std::string_view path) const override;
-  Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
+  [[nodiscard]] Result<FileContent> read_file(std::string_view path, std::size_t max_bytes = default_read_cap) const override;
+  [[nodiscard]] Result<std::vector<DirEntry>> list_dir(std::string_view path) const override;
+  [[nodiscard]] Result<std::string> read_link(std::string_view path) const override;
+  [[nodiscard]] Result<FileStatus> status(std::string_view path, bool follow_symlinks = true) const override;
   std::optional<std::string> env(std::string_view name) const override;
   ProcessIdentity identity() const override;
   std::optional<std::string> find_tool(std::string_view name) const override;
-  Result<ToolResult> run(const ToolRequest& request) const override;
+  [[nodiscard]] Result<ToolResult> run(const ToolRequest& request) const override;
   bool runs_instantly() const noexcept override;
   bool reads_from_memory() const noexcept override { return true; }
   /// One stream per timeline: a second open while the first lives is refused.
-  Result<std::unique_ptr<EventStream>> open_events(const EventStreamOptions& options = {}) const override;
+  [[nodiscard]] Result<std::unique_ptr<EventStream>> open_events(const EventStreamOptions& options = {}) const override;
 
   struct State;
 
@@ -81,6 +81,6 @@ class TimelineSystem final : public System {
 /// A fixture folder as a System: its TimelineSystem where it holds a
 /// timeline.json (reads answer from its first state until the timeline is
 /// replayed), its FixtureSystem otherwise. What every `--fixture` opens.
-Result<std::unique_ptr<System>> open_fixture_folder(std::string_view dir, FixtureOptions options = {});
+[[nodiscard]] Result<std::unique_ptr<System>> open_fixture_folder(std::string_view dir, FixtureOptions options = {});
 
 }  // namespace hwaccel
