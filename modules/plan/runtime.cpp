@@ -1,15 +1,21 @@
-// The runtime-profile table and runtime names. The fitted parameters come
-// from tests/data/speed/ through fit_decode_profile (the speed-model test
-// refits them and fails when this table drifts from the data);
-// docs/planning.md "Speed model" lists each source.
+// Runtime names and the runtime-profile table. The table's parameters are
+// data (data/runtime-profiles.json, compiled in); the fitted ones come from
+// tests/data/speed/ through fit_decode_profile (the speed-model test refits
+// them and fails when the file drifts from the data); docs/planning.md
+// "Speed model" lists each source.
 module;
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 module hwaccel.plan;
+import hwaccel.json_fields;
 
 namespace hwaccel {
 namespace {
@@ -20,7 +26,12 @@ constexpr std::array<Runtime, 10> runtimes = {
     Runtime::trtllm,         Runtime::vllm_rocm,
 };
 
-#include "runtime_profiles.inc"
+// The name `--runtime` takes and a profile file's "runtime" names, in the
+// order of the enum.
+constexpr std::array<std::string_view, runtimes.size()> runtime_names = {
+    "llama.cpp-cuda", "llama.cpp-rocm", "llama.cpp-metal", "llama.cpp-vulkan", "llama.cpp-cpu",
+    "mlx",            "vllm",           "sglang",          "trtllm",           "vllm-rocm",
+};
 
 // A name without case or punctuation: "llama.cpp-cuda", "LlamaCpp_CUDA" and
 // "llama-cpp-cuda" are the same runtime.
@@ -31,30 +42,145 @@ std::string folded(std::string_view name) {
   return out;
 }
 
+std::optional<Runtime> runtime_named(std::string_view name) {
+  const std::string key = folded(name);
+  for (std::size_t i = 0; i < runtimes.size(); ++i)
+    if (key == folded(runtime_names[i])) return runtimes[i];
+  return std::nullopt;
+}
+
+std::string runtime_name_list() {
+  std::string names;
+  for (const auto name : runtime_names) {
+    if (!names.empty()) names += ", ";
+    names += name;
+  }
+  return names;
+}
+
+// A profile file is a few kilobytes; this bounds what a hostile one costs.
+constexpr std::size_t max_runtime_profiles_bytes = 1 << 20;
+
+constexpr std::array profile_file_fields = {
+    json::Field::text("format", json::required),
+    json::Field::whole("version", 0, UINT64_MAX, json::required),
+    json::Field::text("description"),
+    json::Field::array("profiles", json::Type::object, 64, json::required),
+};
+
+// Bounds: shares of a peak in (0, 1]; the 80 % interval's ends on either
+// side of 1; overheads and tokens within what any runtime spends.
+constexpr std::array profile_fields = {
+    json::Field::text("runtime", json::required, 64),
+    json::Field::text("description", json::required),
+    json::Field::positive("bandwidth_efficiency", 1, json::required),
+    json::Field::number("dequant_ops_per_weight", 0, 1000, json::required),
+    json::Field::number("layer_overhead_us", 0, 1e6, json::required),
+    json::Field::positive("compute_efficiency", 1, json::required),
+    json::Field::boolean("kv_read_per_query_head", json::required),
+    json::Field::whole("prefill_chunk_tokens", 1, 1 << 24, json::required),
+    json::Field::boolean("token_embedding_on_host", json::required),
+    json::Field::boolean("collective_buffers", json::required),
+    json::Field::number("row_split_sync_us", 0, 1e6, json::required),
+    json::Field::boolean("tensor_parallel_over_pcie", json::required),
+    json::Field::positive("interval_low", 1, json::required),
+    json::Field::number("interval_high", 1, 100, json::required),
+    json::Field::whole("calibration_points", 0, 1000000, json::required),
+    json::Field::text("calibrated_on", json::required),
+};
+
+RuntimeProfile profile_of(const json::Object& o, Runtime runtime) {
+  RuntimeProfile p;
+  p.runtime = runtime;
+  p.name = runtime_names[static_cast<std::size_t>(runtime)];
+  p.description = std::string(o.text("description"));
+  p.bandwidth_efficiency = *o.number("bandwidth_efficiency");
+  p.dequant_ops_per_weight = *o.number("dequant_ops_per_weight");
+  p.layer_overhead_us = *o.number("layer_overhead_us");
+  p.compute_efficiency = *o.number("compute_efficiency");
+  p.kv_read_per_query_head = *o.boolean("kv_read_per_query_head");
+  p.prefill_chunk_tokens = *o.whole("prefill_chunk_tokens");
+  p.token_embedding_on_host = *o.boolean("token_embedding_on_host");
+  p.collective_buffers = *o.boolean("collective_buffers");
+  p.row_split_sync_us = *o.number("row_split_sync_us");
+  p.tensor_parallel_over_pcie = *o.boolean("tensor_parallel_over_pcie");
+  p.interval_low = *o.number("interval_low");
+  p.interval_high = *o.number("interval_high");
+  p.calibration_points = static_cast<std::uint32_t>(*o.whole("calibration_points"));
+  p.calibrated_on = std::string(o.text("calibrated_on"));
+  return p;
+}
+
+const std::vector<RuntimeProfile>& builtin_profiles() noexcept {
+  static const std::vector<RuntimeProfile> table = [] {
+    auto read = parse_runtime_profiles(builtin_runtime_profiles_json(), "built-in runtime-profiles.json");
+    if (!read) {
+      // The tests read the same text with the same reader: a library built
+      // from a file that does not read cannot plan at all.
+      std::fprintf(stderr, "hwaccel: the built-in runtime profiles do not read: %s\n", read.error().message.c_str());
+      std::abort();
+    }
+    return std::move(*read);
+  }();
+  return table;
+}
+
 }  // namespace
 
-std::string_view to_string(Runtime runtime) noexcept { return runtime_profile(runtime).name; }
+Result<std::vector<RuntimeProfile>> parse_runtime_profiles(std::string_view json, std::string_view origin) {
+  if (json.size() > max_runtime_profiles_bytes)
+    return fail(ErrorKind::invalid_input, text::cat(origin, " is ", json.size(),
+                                                    " bytes; a runtime-profile file is at most ", max_runtime_profiles_bytes));
+  auto doc = json::Document::parse(json, origin);
+  if (!doc) return fail(doc.error());
+  auto root = json::Object::read(doc->root(), profile_file_fields, std::string(origin));
+  if (!root) return fail(root.error());
+  if (root->text("format") != "hwaccel-runtime-profiles")
+    return fail(root->error("format", "must be \"hwaccel-runtime-profiles\"", ErrorKind::parse_error));
+  if (root->whole("version") != 1u) return fail(root->error("version", "must be 1", ErrorKind::parse_error));
+
+  std::array<std::optional<RuntimeProfile>, runtimes.size()> read;
+  const auto entries = root->values("profiles");
+  for (std::size_t index = 0; index < entries.size(); ++index) {
+    auto o = json::Object::read(entries[index], profile_fields,
+                                json::entry_where(origin, "profiles", index, entries[index], "runtime"));
+    if (!o) return fail(o.error());
+    const auto runtime = runtime_named(o->text("runtime"));
+    if (!runtime)
+      return fail(o->error("runtime", text::cat("is not a runtime hwaccel knows; known: ", runtime_name_list())));
+    auto& slot = read[static_cast<std::size_t>(*runtime)];
+    if (slot) return fail(o->error("runtime", "repeats an earlier entry"));
+    if (*o->number("interval_low") > *o->number("interval_high"))
+      return fail(o->error("interval_low", "is above interval_high"));
+    slot = profile_of(*o, *runtime);
+  }
+  std::vector<RuntimeProfile> out;
+  out.reserve(runtimes.size());
+  for (std::size_t i = 0; i < runtimes.size(); ++i) {
+    if (!read[i])
+      return fail(root->error("profiles", text::cat("has no entry for runtime ", runtime_names[i])));
+    out.push_back(std::move(*read[i]));
+  }
+  return out;
+}
+
+std::string_view to_string(Runtime runtime) noexcept { return runtime_names[static_cast<std::size_t>(runtime)]; }
 
 std::span<const Runtime> all_runtimes() noexcept { return runtimes; }
 
-std::span<const RuntimeProfile> runtime_profiles() noexcept { return profiles; }
+std::span<const RuntimeProfile> runtime_profiles() noexcept { return builtin_profiles(); }
 
 const RuntimeProfile& runtime_profile(Runtime runtime) noexcept {
-  return profiles[static_cast<std::size_t>(runtime)];
+  return builtin_profiles()[static_cast<std::size_t>(runtime)];
 }
 
 Result<Runtime> parse_runtime(std::string_view name) {
+  if (const auto runtime = runtime_named(name)) return *runtime;
   const std::string key = folded(name);
-  std::string names;
-  for (const auto& p : profiles) {
-    if (key == folded(p.name)) return p.runtime;
-    names += names.empty() ? "" : ", ";
-    names += p.name;
-  }
   if (key == "tensorrtllm") return Runtime::trtllm;
   return fail(ErrorKind::invalid_input,
               text::cat("unknown runtime '", name, "'", key == "llamacpp" ? " (llama.cpp needs its backend)" : "",
-                        "; valid: ", names));
+                        "; valid: ", runtime_name_list()));
 }
 
 Runtime default_runtime(Backend backend, QuantizationLevel level, bool gguf_file) noexcept {

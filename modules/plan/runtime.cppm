@@ -45,10 +45,14 @@ std::span<const Runtime> all_runtimes() noexcept;
 ///   + layers x layer_overhead_us
 /// or, when the batch is large enough, FLOPs / (dense peak x
 /// compute_efficiency), whichever is larger; plus the interconnect.
+/// The parameters are data: data/runtime-profiles.json (the format of
+/// docs/runtime-profiles.schema.json), compiled in and read by
+/// parse_runtime_profiles; a runtime's identity (the enum and its name) is
+/// code.
 struct RuntimeProfile {
   Runtime runtime = Runtime::vllm;
-  std::string_view name;
-  std::string_view description;
+  std::string_view name;  ///< to_string(runtime)
+  std::string description;
   /// Share of peak memory bandwidth that weight and KV reads reach.
   double bandwidth_efficiency = 0.8;
   /// Vector operations per weight a quantized (integer or GGUF) matrix-vector
@@ -72,7 +76,7 @@ struct RuntimeProfile {
   /// Calibration measurements the parameters were fitted on; 0 when the
   /// profile is an assumption (its interval is then a wide default).
   std::uint32_t calibration_points = 0;
-  std::string_view calibrated_on;  ///< the sources, or why there are none
+  std::string calibrated_on;  ///< the sources, or why there are none
 
   // How the runtime lays out memory, where it differs from the default plan.
   /// Tokens its activation buffers are sized for: one prefill chunk (vLLM's
@@ -104,6 +108,18 @@ const RuntimeProfile& runtime_profile(Runtime runtime) noexcept;
 
 /// Every profile, in the order of the enum.
 std::span<const RuntimeProfile> runtime_profiles() noexcept;
+
+/// Reads a runtime-profile file (data/runtime-profiles.json's format,
+/// docs/runtime-profiles.schema.json): {"format": "hwaccel-runtime-profiles",
+/// "version": 1, "profiles": [...]}, one entry for every runtime, each field
+/// stated; the result is in the order of the enum. Errors open with
+/// `origin` and name the entry: parse_error for a wrong shape,
+/// invalid_input for a value out of bounds or an unknown, repeated or
+/// missing runtime.
+[[nodiscard]] Result<std::vector<RuntimeProfile>> parse_runtime_profiles(std::string_view json,
+                                                                        std::string_view origin);
+/// The text of the built-in file, data/runtime-profiles.json, compiled in.
+std::string_view builtin_runtime_profiles_json() noexcept;
 
 /// The runtime a plan assumes when none is given: llama.cpp on the
 /// device's backend for GGUF levels and for a model read from a GGUF file

@@ -1,5 +1,6 @@
-// Fuzz target for user device-spec files (hwaccel specs/plan/train/recommend
-// --device-specs, $HWACCEL_DEVICE_SPECS).
+// Fuzz targets for the planner's data files: user device-spec files (hwaccel
+// specs/plan/train/recommend --device-specs, $HWACCEL_DEVICE_SPECS) and
+// runtime-profile files (data/runtime-profiles.json's format).
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -44,6 +45,28 @@ void device_specs(std::string_view, std::string_view input, Findings& findings) 
   }
   const std::string json = device_specs_json(*set);
   findings.check(json.size() > 2 && json.front() == '[' && json.back() == ']', "device specs: JSON that is not an array");
+}
+
+void runtime_profiles(std::string_view, std::string_view input, Findings& findings) {
+  const auto read = parse_runtime_profiles(input, "fuzz");
+  if (!read) {
+    findings.check(!read.error().message.empty(), "runtime profiles: an error without a message");
+    return;
+  }
+  findings.check(read->size() == all_runtimes().size(), "runtime profiles: not one profile per runtime");
+  for (std::size_t i = 0; i < read->size() && i < all_runtimes().size(); ++i) {
+    const auto& p = (*read)[i];
+    findings.check(p.runtime == all_runtimes()[i] && p.name == to_string(p.runtime),
+                   "runtime profiles: a profile out of the enum's order or with another name");
+    findings.check(p.bandwidth_efficiency > 0 && p.bandwidth_efficiency <= 1 && p.compute_efficiency > 0 &&
+                       p.compute_efficiency <= 1,
+                   "runtime profiles: an efficiency out of (0, 1]");
+    findings.check(p.interval_low > 0 && p.interval_low <= p.interval_high && std::isfinite(p.interval_high),
+                   "runtime profiles: an interval out of order");
+    findings.check(std::isfinite(p.layer_overhead_us) && std::isfinite(p.dequant_ops_per_weight) &&
+                       std::isfinite(p.row_split_sync_us) && p.prefill_chunk_tokens > 0,
+                   "runtime profiles: a parameter out of range");
+  }
 }
 
 }  // namespace hwaccel::fuzz

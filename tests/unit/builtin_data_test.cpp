@@ -1,6 +1,8 @@
 // The built-in data files read through the readers users' files go through:
 // data/device-specs.json by read_device_specs, each entry equal, field by
-// field, to the built-in table's; and the compiled-in text is the file's.
+// field, to the built-in table's; data/runtime-profiles.json by
+// parse_runtime_profiles; and the compiled-in text is each file's. And what
+// the runtime-profile reader refuses.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -77,6 +79,100 @@ TEST(BuiltinData, DeviceSpecsFileIsTheBuiltInTable) {
   // What a copy of the file adds: nothing; listed once.
   EXPECT_EQ(device_specs_json(*set), device_specs_json());
   EXPECT_EQ(builtin_device_specs_json(), file_text(path)) << "the library was built from another device-specs.json";
+}
+
+void expect_same_profile(const RuntimeProfile& got, const RuntimeProfile& want) {
+  SCOPED_TRACE(std::string(want.name));
+  EXPECT_EQ(got.runtime, want.runtime);
+  EXPECT_EQ(got.name, want.name);
+  EXPECT_EQ(got.description, want.description);
+  EXPECT_EQ(got.bandwidth_efficiency, want.bandwidth_efficiency);
+  EXPECT_EQ(got.dequant_ops_per_weight, want.dequant_ops_per_weight);
+  EXPECT_EQ(got.layer_overhead_us, want.layer_overhead_us);
+  EXPECT_EQ(got.compute_efficiency, want.compute_efficiency);
+  EXPECT_EQ(got.kv_read_per_query_head, want.kv_read_per_query_head);
+  EXPECT_EQ(got.interval_low, want.interval_low);
+  EXPECT_EQ(got.interval_high, want.interval_high);
+  EXPECT_EQ(got.calibration_points, want.calibration_points);
+  EXPECT_EQ(got.calibrated_on, want.calibrated_on);
+  EXPECT_EQ(got.prefill_chunk_tokens, want.prefill_chunk_tokens);
+  EXPECT_EQ(got.token_embedding_on_host, want.token_embedding_on_host);
+  EXPECT_EQ(got.collective_buffers, want.collective_buffers);
+  EXPECT_EQ(got.row_split_sync_us, want.row_split_sync_us);
+  EXPECT_EQ(got.tensor_parallel_over_pcie, want.tensor_parallel_over_pcie);
+}
+
+TEST(BuiltinData, RuntimeProfilesFileIsTheBuiltInTable) {
+  const auto path = data_file("runtime-profiles.json");
+  const std::string text = file_text(path);
+  const auto read = parse_runtime_profiles(text, path.string());
+  ASSERT_TRUE(read) << read.error().message;
+  const auto builtin = runtime_profiles();
+  ASSERT_EQ(read->size(), all_runtimes().size());
+  ASSERT_EQ(builtin.size(), all_runtimes().size());
+  for (std::size_t i = 0; i < builtin.size(); ++i) {
+    EXPECT_EQ(builtin[i].runtime, all_runtimes()[i]);
+    EXPECT_EQ(builtin[i].name, to_string(all_runtimes()[i]));
+    expect_same_profile((*read)[i], builtin[i]);
+  }
+  EXPECT_EQ(builtin_runtime_profiles_json(), text) << "the library was built from another runtime-profiles.json";
+}
+
+// The built-in file with one edit: `from` (which must occur) replaced by `to`.
+std::string edited_profiles(std::string_view from, std::string_view to) {
+  std::string text(builtin_runtime_profiles_json());
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(BuiltinData, RuntimeProfileFilesWithFaultsAreRefusedByName) {
+  struct Case {
+    std::string text;
+    ErrorKind kind;
+    std::string_view says;
+  };
+  const Case cases[] = {
+      {"", ErrorKind::parse_error, "not valid JSON"},
+      {"[]", ErrorKind::parse_error, "memo.json"},
+      {edited_profiles("\"hwaccel-runtime-profiles\"", "\"hwaccel-device-specs\""), ErrorKind::parse_error,
+       "must be \"hwaccel-runtime-profiles\""},
+      {edited_profiles("\"version\": 1", "\"version\": 2"), ErrorKind::parse_error, "must be 1"},
+      {edited_profiles("\"runtime\": \"mlx\"", "\"runtime\": \"mlx-metal\""), ErrorKind::invalid_input,
+       "is not a runtime hwaccel knows"},
+      {edited_profiles("\"runtime\": \"sglang\"", "\"runtime\": \"vllm\""), ErrorKind::invalid_input,
+       "repeats an earlier entry"},
+      {edited_profiles("\"bandwidth_efficiency\": 0.89", "\"bandwidth_efficiency\": 1.89"), ErrorKind::invalid_input,
+       "bandwidth_efficiency"},
+      {edited_profiles("\"interval_low\": 0.6888", "\"interval_low\": 0.99, \"x\": 1"), ErrorKind::parse_error, "\"x\""},
+      {edited_profiles("\"calibration_points\": 12,", ""), ErrorKind::parse_error, "calibration_points"},
+      {edited_profiles("\"collective_buffers\": false", "\"collective_buffers\": 0"), ErrorKind::parse_error,
+       "collective_buffers"},
+  };
+  for (const auto& c : cases) {
+    const auto read = parse_runtime_profiles(c.text, "memo.json");
+    ASSERT_FALSE(read) << c.says;
+    EXPECT_EQ(read.error().kind, c.kind) << read.error().message;
+    EXPECT_NE(read.error().message.find(std::string(c.says)), std::string::npos) << read.error().message;
+    EXPECT_EQ(read.error().message.rfind("memo.json", 0), 0u) << read.error().message;
+  }
+  // Names match as --runtime does, without case or punctuation; the profile
+  // keeps the canonical name.
+  const auto spelled = parse_runtime_profiles(edited_profiles("\"runtime\": \"sglang\"", "\"runtime\": \"SGLang\""),
+                                              "memo.json");
+  ASSERT_TRUE(spelled) << spelled.error().message;
+  EXPECT_EQ((*spelled)[static_cast<std::size_t>(Runtime::sglang)].name, "sglang");
+  // A runtime left out is named.
+  const std::string text(builtin_runtime_profiles_json());
+  const auto mlx = text.find("{\n   \"runtime\": \"mlx\"");
+  ASSERT_NE(mlx, std::string::npos);
+  const auto mlx_end = text.find("},", mlx);
+  ASSERT_NE(mlx_end, std::string::npos);
+  const auto without_mlx = text.substr(0, mlx) + text.substr(mlx_end + 2);
+  const auto read = parse_runtime_profiles(without_mlx, "memo.json");
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("has no entry for runtime mlx"), std::string::npos) << read.error().message;
 }
 
 }  // namespace

@@ -219,16 +219,15 @@ std::string fmt_double(double v) {
   return o.str();
 }
 
-std::string profile_line(const RuntimeProfile& p, std::string_view enumerator) {
+// The fitted fields of a profile as they stand in data/runtime-profiles.json.
+std::string profile_line(const RuntimeProfile& p) {
   std::ostringstream o;
-  o << "    {.runtime = Runtime::" << enumerator << ", .name = \"" << p.name << "\",\n     .description = \""
-    << p.description << "\",\n     .bandwidth_efficiency = " << fmt_double(p.bandwidth_efficiency)
-    << ", .dequant_ops_per_weight = " << fmt_double(p.dequant_ops_per_weight)
-    << ", .layer_overhead_us = " << fmt_double(p.layer_overhead_us)
-    << ", .compute_efficiency = " << fmt_double(p.compute_efficiency) << ",\n     .interval_low = "
-    << fmt_double(p.interval_low) << ", .interval_high = " << fmt_double(p.interval_high)
-    << ", .calibration_points = " << p.calibration_points << ",\n     .calibrated_on = \"" << p.calibrated_on
-    << "\"},\n";
+  o << "  {\"runtime\": \"" << p.name << "\", \"bandwidth_efficiency\": " << fmt_double(p.bandwidth_efficiency)
+    << ", \"dequant_ops_per_weight\": " << fmt_double(p.dequant_ops_per_weight)
+    << ", \"layer_overhead_us\": " << fmt_double(p.layer_overhead_us)
+    << ", \"compute_efficiency\": " << fmt_double(p.compute_efficiency)
+    << ", \"interval_low\": " << fmt_double(p.interval_low) << ", \"interval_high\": " << fmt_double(p.interval_high)
+    << ", \"calibration_points\": " << p.calibration_points << "}\n";
   return o.str();
 }
 
@@ -292,7 +291,7 @@ TEST(SpeedModel, DecodeProfilesAreTheFitOfTheirCalibrationRows) {
     for (auto& [r, p] : fitted) {
       p.interval_low = low;
       p.interval_high = high;
-      std::printf("%s", profile_line(p, to_string(r)).c_str());
+      std::printf("%s", profile_line(p).c_str());
     }
 }
 
@@ -460,7 +459,7 @@ TEST(SpeedModel, ServingProfilesAreTheFitOfTheirCalibrationRows) {
     ASSERT_GT(calibration, 0u);
     EXPECT_EQ(planned, calibration) << "every serving calibration row plans";
     if (std::getenv("HWACCEL_FIT_SERVING")) {
-      // Grid search, printed for runtime_profiles.inc.
+      // Grid search, printed for data/runtime-profiles.json.
       RuntimeProfile best = table;
       double best_cost = at_table;
       for (double e = 0.3; e <= 0.951; e += 0.05)
