@@ -4,50 +4,39 @@ module;
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 export module hwaccel.plan:catalogue;
 import hwaccel.hardware;
 import :model;
 
 export namespace hwaccel {
 
-/// One catalogue model: the architecture of its published config.json.
-/// Kept in code rather than a data file: these are facts that do not change
-/// with a release, the table is checked by the compiler and the tests, and
-/// nothing can go missing at install time. Other models come in through
-/// their own config.json, GGUF or safetensors files.
+/// One catalogue model: the architecture of its published config.json. The
+/// catalogue is data (data/models.json, docs/models.schema.json), compiled
+/// in; each entry's "config" is read by the reader of a user's config.json.
 struct CatalogueEntry {
-  std::string_view id;            ///< "llama-3.1-70b"
-  std::string_view display_name;  ///< "Llama 3.1 70B"
-  std::string_view hf_repo;       ///< "meta-llama/Llama-3.1-70B"
-  std::string_view family;        ///< config.json model_type
-  std::uint32_t layers = 0;
-  std::uint64_t hidden_size = 0;
-  std::uint32_t attention_heads = 0;
-  std::uint32_t kv_heads = 0;
-  std::uint32_t head_dim = 0;
-  std::uint64_t intermediate_size = 0;
-  std::uint64_t vocab_size = 0;
-  bool tied_embeddings = false;
-  bool qkv_bias = false;
-  bool gated_ffn = true;   ///< false: a two-matrix MLP (Falcon)
-  bool norm_bias = false;  ///< LayerNorm with a bias (Falcon)
-  std::uint32_t norms_per_layer = 2;
-  std::uint32_t max_context = 0;
-  std::uint32_t sliding_window = 0;  ///< 0: none
-  /// Every N-th layer global, the others sliding (Gemma 3: 6); 0: all slide.
-  std::uint32_t sliding_window_pattern = 0;
-  std::uint32_t attention_chunk = 0;  ///< Llama 4 attention_chunk_size; 0: none
-  std::uint32_t attention_chunk_pattern = 0;  ///< every N-th layer global (Llama 4: 4)
-  MoeLayout moe{};
-  std::optional<LatentAttention> mla{};
+  std::string id;            ///< "llama-3.1-70b"
+  std::string display_name;  ///< "Llama 3.1 70B"
+  std::string hf_repo;       ///< "meta-llama/Llama-3.1-70B"
+  std::string family;        ///< config.json model_type
+  std::vector<std::string> aliases;  ///< other accepted ids
+  std::string source;        ///< where the config comes from
+  ModelArchitecture architecture;
   /// The level the published checkpoint stores (gpt-oss: MXFP4); empty: 16-bit.
-  std::optional<QuantizationLevel> native_quantization{};
-  std::string_view aliases;  ///< other accepted ids, '|'-separated
-  std::string_view source;   ///< where the config comes from
-
-  ModelArchitecture architecture() const;
+  std::optional<QuantizationLevel> native_quantization;
 };
+
+/// Reads a model catalogue (data/models.json's format, docs/models.schema.json):
+/// {"format": "hwaccel-models", "version": 1, "models": [{"id", "name",
+/// "hf_repo", "aliases", "source", "config": {config.json's fields}}]}. Each
+/// config is read as model_from_config_json reads a config.json and must
+/// describe a valid model; an id, repository or alias that names two entries
+/// is refused. Errors open with `origin` and name the entry.
+[[nodiscard]] Result<std::vector<CatalogueEntry>> parse_model_catalogue(std::string_view json, std::string_view origin);
+/// The text of the built-in catalogue, data/models.json, compiled in.
+std::string_view builtin_model_catalogue_json() noexcept;
 
 /// Every catalogue model, in a stable order.
 std::span<const CatalogueEntry> model_catalogue() noexcept;

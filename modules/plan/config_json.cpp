@@ -63,6 +63,13 @@ constexpr Field config_fields[] = {
     Field::whole("interleave_moe_layer_step"),
     Field::whole("intermediate_size_mlp"),
     Field::text("topk_method"),
+    // Falcon's own names and layout switches (transformers' FalconConfig).
+    Field::whole("num_kv_heads"),
+    Field::whole("ffn_hidden_size"),
+    Field::boolean("new_decoder_architecture"),
+    Field::boolean("parallel_attn"),
+    Field::boolean("multi_query"),
+    Field::boolean("bias"),
     // DeepSeek multi-head latent attention.
     Field::whole("kv_lora_rank"),
     Field::whole("q_lora_rank"),
@@ -167,7 +174,17 @@ Result<ConfigArchitecture> architecture_of_config(json::Value config, std::strin
   const auto attention_bias = o.boolean("attention_bias");
 
   const bool gemma = family == "gemma" || family == "gemma2";
+  const bool falcon = family == "falcon";
   a.kv_heads = kv ? u32(*kv) : a.attention_heads;  // the transformers default: multi-head attention
+  const bool falcon_new_decoder = falcon && o.boolean("new_decoder_architecture").value_or(false);
+  if (falcon) {
+    // Falcon: num_kv_heads with the new decoder architecture (40B, 180B) or
+    // without multi_query; else one KV head shared by all (7B).
+    if (falcon_new_decoder || !o.boolean("multi_query").value_or(true))
+      a.kv_heads = u32(whole("num_kv_heads").value_or(a.attention_heads));
+    else
+      a.kv_heads = 1;
+  }
   if (head_dim) {
     a.head_dim = u32(*head_dim);
   } else if (a.attention_heads > 0) {
@@ -178,20 +195,37 @@ Result<ConfigArchitecture> architecture_of_config(json::Value config, std::strin
   }
   a.intermediate_size = inter.value_or(0);
   if (ctx) a.max_context = static_cast<std::uint32_t>(std::min<std::uint64_t>(*ctx, UINT32_MAX));
+  if (falcon) {
+    // A two-matrix MLP of ffn_hidden_size (4 x hidden_size by default), LayerNorms
+    // with biases, 2048 positions unless said; one norm before the parallel
+    // attention and MLP, or one for each with the new decoder architecture.
+    a.intermediate_size = whole("ffn_hidden_size").value_or(4 * a.hidden_size);
+    a.gated_ffn = false;
+    a.norm_bias = true;
+    if (!ctx) a.max_context = 2048;
+    a.norms_per_layer = falcon_new_decoder || !o.boolean("parallel_attn").value_or(true) ? 2 : 1;
+    if (o.boolean("bias").value_or(false)) {
+      a.qkv_bias = true;
+      notes.push_back("bias: q/k/v biases counted; the other linear layers' are not");
+    }
+  }
   if (tie) {
     a.tied_embeddings = *tie;
   } else {
-    // transformers' defaults differ by model class: Gemma ties, the others do not.
-    a.tied_embeddings = gemma;
-    notes.push_back(text::cat("tie_word_embeddings absent: ", gemma ? "tied" : "untied", " (the ", family,
+    // transformers' defaults differ by model class: Gemma and Falcon tie, the others do not.
+    a.tied_embeddings = gemma || falcon;
+    notes.push_back(text::cat("tie_word_embeddings absent: ", a.tied_embeddings ? "tied" : "untied", " (the ", family,
                               " default)"));
   }
+  if (family == "phimoe") a.norm_bias = true;  // Phi-3.5-MoE's LayerNorms have biases
   if (family == "qwen2" || family == "qwen2_moe") a.qkv_bias = true;  // Qwen2 always has q/k/v biases
   if (attention_bias.value_or(false)) {
     a.qkv_bias = true;
     notes.push_back("attention_bias: q/k/v biases counted; an o_proj bias is not");
   }
   if (family == "gemma2" || family == "gemma3" || family == "gemma3_text") a.norms_per_layer = 4;
+  // OLMo 2: norms after attention and after the MLP, and over the full query and key widths.
+  if (family == "olmo2") a.norms_per_layer = 4;
   if (o.boolean("use_sliding_window").value_or(true)) {
     if (const auto w = whole("sliding_window"); w && *w > 0 && (a.max_context == 0 || *w < a.max_context))
       a.sliding_window = u32(*w);
@@ -248,8 +282,9 @@ Result<ConfigArchitecture> architecture_of_config(json::Value config, std::strin
       if (const auto dense_width = whole("intermediate_size_mlp"); dense_width && *dense_width > 0)
         a.intermediate_size = *dense_width;
     }
-    // DeepSeek V3 routes with a per-expert score-correction bias.
-    a.moe.router_bias = o.text("topk_method") == "noaux_tc";
+    // DeepSeek V3 (and Kimi K2) route with a per-expert score-correction
+    // bias, GLM-4.5 likewise; gpt-oss's router is a linear layer with a bias.
+    a.moe.router_bias = o.text("topk_method") == "noaux_tc" || family == "glm4_moe" || family == "gpt_oss";
   }
 
   // DeepSeek multi-head latent attention.

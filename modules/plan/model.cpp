@@ -333,7 +333,7 @@ Result<ModelDescription> ModelDescription::from_parameter_count(std::uint64_t pa
   ModelDescription d;
   d.name = text::cat(parameters, " parameters");
   d.source = ModelSource::parameter_count;
-  d.architecture = reference.architecture();
+  d.architecture = reference.architecture;
   d.architecture_assumed = true;
   d.parameters = parameters;
   d.active_parameters = parameters;

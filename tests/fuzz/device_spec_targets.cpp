@@ -1,6 +1,7 @@
 // Fuzz targets for the planner's data files: user device-spec files (hwaccel
 // specs/plan/train/recommend --device-specs, $HWACCEL_DEVICE_SPECS) and
-// runtime-profile files (data/runtime-profiles.json's format).
+// runtime-profile files (data/runtime-profiles.json's format) and model
+// catalogues (data/models.json's).
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -66,6 +67,21 @@ void runtime_profiles(std::string_view, std::string_view input, Findings& findin
     findings.check(std::isfinite(p.layer_overhead_us) && std::isfinite(p.dequant_ops_per_weight) &&
                        std::isfinite(p.row_split_sync_us) && p.prefill_chunk_tokens > 0,
                    "runtime profiles: a parameter out of range");
+  }
+}
+
+void model_catalogue(std::string_view, std::string_view input, Findings& findings) {
+  const auto read = parse_model_catalogue(input, "fuzz");
+  if (!read) {
+    findings.check(!read.error().message.empty(), "model catalogue: an error without a message");
+    return;
+  }
+  for (const auto& e : *read) {
+    findings.check(!e.id.empty() && !e.hf_repo.empty(), "model catalogue: an entry without an id or repository");
+    // What the reader accepted must plan as a model: the description and its counts.
+    const auto d = ModelDescription::from_architecture(e.id, e.architecture);
+    findings.check(d.has_value(), "model catalogue: an accepted entry that is not a model");
+    if (d) findings.check(d->active_parameters <= d->parameters, "model catalogue: more active than total parameters");
   }
 }
 

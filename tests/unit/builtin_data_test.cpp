@@ -1,8 +1,10 @@
 // The built-in data files read through the readers users' files go through:
 // data/device-specs.json by read_device_specs, each entry equal, field by
 // field, to the built-in table's; data/runtime-profiles.json by
-// parse_runtime_profiles; and the compiled-in text is each file's. And what
-// the runtime-profile reader refuses.
+// parse_runtime_profiles and data/models.json by parse_model_catalogue (each
+// entry's config by the config.json reader: tests/cli/catalogue_as_config.py
+// plans every one both ways); and the compiled-in text is each file's. And
+// what the runtime-profile and catalogue readers refuse.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -173,6 +175,59 @@ TEST(BuiltinData, RuntimeProfileFilesWithFaultsAreRefusedByName) {
   const auto read = parse_runtime_profiles(without_mlx, "memo.json");
   ASSERT_FALSE(read);
   EXPECT_NE(read.error().message.find("has no entry for runtime mlx"), std::string::npos) << read.error().message;
+}
+
+TEST(BuiltinData, ModelsFileIsTheBuiltInCatalogue) {
+  const auto path = data_file("models.json");
+  const std::string text = file_text(path);
+  const auto read = parse_model_catalogue(text, path.string());
+  ASSERT_TRUE(read) << read.error().message;
+  const auto builtin = model_catalogue();
+  ASSERT_EQ(read->size(), builtin.size());
+  for (std::size_t i = 0; i < builtin.size(); ++i) {
+    SCOPED_TRACE(builtin[i].id);
+    EXPECT_EQ((*read)[i].id, builtin[i].id);
+    EXPECT_EQ((*read)[i].aliases, builtin[i].aliases);
+    EXPECT_EQ((*read)[i].family, builtin[i].architecture.family);
+    EXPECT_EQ(count_parameters((*read)[i].architecture)->total, count_parameters(builtin[i].architecture)->total);
+  }
+  EXPECT_EQ(builtin_model_catalogue_json(), text) << "the library was built from another models.json";
+}
+
+std::string edited_catalogue(std::string_view from, std::string_view to) {
+  std::string text(builtin_model_catalogue_json());
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(BuiltinData, ModelCataloguesWithFaultsAreRefusedByName) {
+  struct Case {
+    std::string text;
+    ErrorKind kind;
+    std::string_view says;
+  };
+  const Case cases[] = {
+      {"{}", ErrorKind::parse_error, "\"format\""},
+      {edited_catalogue("\"hwaccel-models\"", "\"hwaccel-runtime-profiles\""), ErrorKind::parse_error,
+       "must be \"hwaccel-models\""},
+      // An id that another entry answers to (llama-2-13b's alias is not llama2-7b).
+      {edited_catalogue("\"llama2-13b\"", "\"llama2-7b\""), ErrorKind::invalid_input, "already names llama-2-7b"},
+      {edited_catalogue("\"num_hidden_layers\": 32", "\"num_hidden_layers\": 0"), ErrorKind::invalid_input,
+       "llama-2-7b"},
+      {edited_catalogue("\"num_hidden_layers\": 32", "\"num_hidden_layers\": \"32\""), ErrorKind::parse_error,
+       "num_hidden_layers"},
+      {edited_catalogue("\"hf_repo\": \"meta-llama/Llama-2-7b-hf\",", ""), ErrorKind::parse_error, "hf_repo"},
+      {edited_catalogue("\"source\":", "\"sauce\":"), ErrorKind::parse_error, "sauce"},
+  };
+  for (const auto& c : cases) {
+    const auto read = parse_model_catalogue(c.text, "memo.json");
+    ASSERT_FALSE(read) << c.says;
+    EXPECT_EQ(read.error().kind, c.kind) << read.error().message;
+    EXPECT_NE(read.error().message.find(std::string(c.says)), std::string::npos) << read.error().message;
+    EXPECT_EQ(read.error().message.rfind("memo.json", 0), 0u) << read.error().message;
+  }
 }
 
 }  // namespace

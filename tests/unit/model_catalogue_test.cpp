@@ -147,12 +147,7 @@ TEST(ModelCatalogue, HasSixtyModelsWithUniqueKeys) {
     claim(e.id, e);
     claim(e.hf_repo, e);
     claim(e.hf_repo.substr(e.hf_repo.find('/') + 1), e);
-    std::string_view aliases = e.aliases;
-    while (!aliases.empty()) {
-      const auto bar = aliases.find('|');
-      claim(aliases.substr(0, bar), e);
-      aliases = bar == std::string_view::npos ? std::string_view{} : aliases.substr(bar + 1);
-    }
+    for (const auto& alias : e.aliases) claim(alias, e);
     EXPECT_TRUE(e.source.starts_with("https://huggingface.co/")) << e.id;
     EXPECT_NE(e.source.find("config.json"), std::string_view::npos) << e.id;
   }

@@ -86,7 +86,7 @@ TEST(Model, CatalogueIsConsistent) {
   std::set<std::string> ids;
   for (const auto& e : model_catalogue()) {
     EXPECT_TRUE(ids.insert(std::string(e.id)).second) << e.id;
-    const auto a = e.architecture();
+    const auto& a = e.architecture;
     EXPECT_TRUE(a.validate()) << e.id;
     EXPECT_EQ(find_catalogue_model(e.id), &e);
     EXPECT_EQ(find_catalogue_model(e.hf_repo), &e);
