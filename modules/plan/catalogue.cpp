@@ -8,6 +8,8 @@ module;
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,6 +51,13 @@ std::vector<std::string_view> names_of(const CatalogueEntry& e) {
   return names;
 }
 
+// A name as text::same_identifier compares it: lower case, '_' as '-'.
+std::string identifier_key(std::string_view name) {
+  std::string key(name);
+  for (char& c : key) c = c == '_' ? '-' : text::to_lower(c);
+  return key;
+}
+
 bool matches(const CatalogueEntry& e, std::string_view key) {
   for (const auto name : names_of(e))
     if (text::same_identifier(name, key)) return true;
@@ -86,6 +95,7 @@ Result<std::vector<CatalogueEntry>> parse_model_catalogue(std::string_view json,
   std::vector<CatalogueEntry> out;
   const auto entries = root->values("models");
   out.reserve(entries.size());
+  std::map<std::string, std::size_t, std::less<>> owner;  // every name's key -> the entry it names
   for (std::size_t index = 0; index < entries.size(); ++index) {
     const std::string where = json::entry_where(origin, "models", index, entries[index], "id");
     auto o = json::Object::read(entries[index], catalogue_entry_fields, where);
@@ -105,10 +115,10 @@ Result<std::vector<CatalogueEntry>> parse_model_catalogue(std::string_view json,
     // counted) are the entry's source text's to say.
     if (auto d = ModelDescription::from_architecture(e.id, e.architecture); !d)
       return fail(o->error("config", d.error().message));
-    for (const auto& earlier : out)
-      for (const auto name : names_of(e))
-        if (matches(earlier, name))
-          return fail(o->error(text::cat("\"", name, "\" already names ", earlier.id)));
+    for (const auto name : names_of(e))
+      if (const auto [it, inserted] = owner.try_emplace(identifier_key(name), out.size());
+          !inserted && it->second != out.size())
+        return fail(o->error(text::cat("\"", name, "\" already names ", out[it->second].id)));
     out.push_back(std::move(e));
   }
   return out;
