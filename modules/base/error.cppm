@@ -1,9 +1,12 @@
 // Errors as values: every fallible call returns Result<T>.
 module;
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <tl/expected.hpp>
 export module hwaccel.base:error;
 
@@ -47,5 +50,19 @@ inline tl::unexpected<Error> fail(ErrorKind kind, std::string message) {
 
 /// Passes an error on: `if (!r) return fail(r.error());`
 inline tl::unexpected<Error> fail(Error error) { return tl::unexpected<Error>(std::move(error)); }
+
+/// What a reader of built-in data (a data/ file compiled into the library)
+/// gave; when it failed, "hwaccel: the built-in <what>: <why>" on
+/// stderr and std::abort(). The tests read the same text with the same
+/// reader, so a library built from a file that does not read cannot work.
+template <class T>
+T builtin_or_abort(Result<T> read, std::string_view what) {
+  if (!read) {
+    std::fprintf(stderr, "hwaccel: the built-in %.*s: %s\n", static_cast<int>(what.size()), what.data(),
+                 read.error().message.c_str());
+    std::abort();
+  }
+  return std::move(*read);
+}
 
 }  // namespace hwaccel

@@ -5,8 +5,6 @@ module;
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,16 +20,7 @@ namespace {
 // thread-safely, and a program that never asks for a spec (`hwaccel detect`
 // on a machine without accelerators) never parses it.
 const DeviceSpecSet& builtin_spec_set() noexcept {
-  static const DeviceSpecSet set = [] {
-    auto r = parse_builtin_device_specs();
-    if (!r) {
-      // The tests read the same text with the same reader: a library built
-      // from a file that does not read cannot work at all.
-      std::fprintf(stderr, "hwaccel: the built-in device specs do not read: %s\n", r.error().message.c_str());
-      std::abort();
-    }
-    return std::move(*r);
-  }();
+  static const DeviceSpecSet set = builtin_or_abort(parse_builtin_device_specs(), "device specs");
   return set;
 }
 

@@ -6,8 +6,6 @@ module;
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -65,16 +63,8 @@ bool matches(const CatalogueEntry& e, std::string_view key) {
 }
 
 const std::vector<CatalogueEntry>& catalogue() noexcept {
-  static const std::vector<CatalogueEntry> entries = [] {
-    auto read = parse_model_catalogue(builtin_model_catalogue_json(), "built-in models.json");
-    if (!read) {
-      // The tests read the same text with the same reader: a library built
-      // from a file that does not read cannot plan at all.
-      std::fprintf(stderr, "hwaccel: the built-in model catalogue does not read: %s\n", read.error().message.c_str());
-      std::abort();
-    }
-    return std::move(*read);
-  }();
+  static const std::vector<CatalogueEntry> entries =
+      builtin_or_abort(parse_model_catalogue(builtin_model_catalogue_json(), "built-in models.json"), "model catalogue");
   return entries;
 }
 

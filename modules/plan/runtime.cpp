@@ -7,8 +7,6 @@ module;
 #include <array>
 #include <cctype>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <span>
 #include <string>
@@ -112,16 +110,9 @@ RuntimeProfile profile_of(const json::Object& o, Runtime runtime) {
 }
 
 const std::vector<RuntimeProfile>& builtin_profiles() noexcept {
-  static const std::vector<RuntimeProfile> table = [] {
-    auto read = parse_runtime_profiles(builtin_runtime_profiles_json(), "built-in runtime-profiles.json");
-    if (!read) {
-      // The tests read the same text with the same reader: a library built
-      // from a file that does not read cannot plan at all.
-      std::fprintf(stderr, "hwaccel: the built-in runtime profiles do not read: %s\n", read.error().message.c_str());
-      std::abort();
-    }
-    return std::move(*read);
-  }();
+  static const std::vector<RuntimeProfile> table =
+      builtin_or_abort(parse_runtime_profiles(builtin_runtime_profiles_json(), "built-in runtime-profiles.json"),
+                       "runtime profiles");
   return table;
 }
 
