@@ -391,6 +391,22 @@ Error Object::missing(std::string_view key) const {
   return Error{ErrorKind::parse_error, text::cat(where_, ": missing \"", key, "\"")};
 }
 
+Result<DataFile> read_data_file(std::string_view text, std::string_view origin, const FileFormat& format,
+                                std::span<const Field> root_fields) {
+  if (text.size() > format.max_bytes)
+    return fail(ErrorKind::invalid_input,
+                text::cat(origin, " is ", text.size(), " bytes; ", format.what, " is at most ", format.max_bytes));
+  auto document = Document::parse(text, origin);
+  if (!document) return fail(document.error());
+  auto root = Object::read(document->root(), root_fields, std::string(origin));
+  if (!root) return fail(root.error());
+  if (root->has("format") && root->text("format") != format.format)
+    return fail(root->error("format", text::cat("must be \"", format.format, "\""), ErrorKind::parse_error));
+  if (root->has("version") && root->whole("version") != 1u)
+    return fail(root->error("version", "must be 1", ErrorKind::parse_error));
+  return DataFile{std::move(*document), std::move(*root)};
+}
+
 std::string entry_where(std::string_view origin, std::string_view array, std::size_t index, Value entry,
                         std::string_view label_key) {
   if (const auto label = entry.member(label_key); label && label->kind() == Value::Kind::string)

@@ -191,6 +191,30 @@ class Object {
   mutable std::size_t hint_ = 0;  // where the next lookup starts: readers ask in table order
 };
 
+/// What one format of data file is, for read_data_file: the value of its
+/// "format" member, the most bytes a file may hold, and how a message names
+/// such a file ("a model catalogue").
+struct FileFormat {
+  std::string_view format;
+  std::size_t max_bytes = 0;
+  std::string_view what;
+};
+
+/// A data file read up to its entries: the document, which owns what the
+/// root views, and the root object, checked against its field table.
+struct DataFile {
+  Document document;
+  Object root;
+};
+
+/// The opening every data-file reader shares: refuses `text` over
+/// `format.max_bytes` (invalid_input "<origin> is N bytes; <what> is at most
+/// M"), parses it, reads the root against `root_fields`, and checks its
+/// "format" and "version" members where present (parse_error: the value must
+/// be `format.format` and 1). Whether they are required is the table's to say.
+[[nodiscard]] Result<DataFile> read_data_file(std::string_view text, std::string_view origin, const FileFormat& format,
+                                              std::span<const Field> root_fields);
+
 /// "<origin>: <array>[<index>]", followed by " "<label>"" when `entry` is an
 /// object with a string member `label_key` (an entry's id or name): how
 /// every reader names the entry of a list it reports on.

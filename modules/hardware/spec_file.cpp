@@ -5,6 +5,7 @@ module;
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -161,22 +162,16 @@ Result<DeviceSpec> read_spec_entry(const json::Object& o, std::deque<std::string
 }  // namespace
 
 Result<DeviceSpecSet> parse_device_spec_text(std::string_view json, std::string_view origin, SpecFileKind kind) {
-  if (json.size() > max_device_specs_bytes)
-    return fail(ErrorKind::invalid_input, text::cat(origin, " is ", json.size(), " bytes; a device-spec file is at most ",
-                                                    max_device_specs_bytes));
-  auto doc = json::Document::parse(json, origin);
-  if (!doc) return fail(doc.error());
-  auto root = json::Object::read(doc->root(), spec_root_fields, std::string(origin));
-  if (!root) return fail(root.error());
-  if (root->has("format") && root->text("format") != "hwaccel-device-specs")
-    return fail(root->error("format", "must be \"hwaccel-device-specs\"", ErrorKind::parse_error));
-  if (root->has("version") && root->whole("version") != 1u)
-    return fail(root->error("version", "must be 1", ErrorKind::parse_error));
+  auto file = json::read_data_file(json, origin, {"hwaccel-device-specs", max_device_specs_bytes, "a device-spec file"},
+                                   spec_root_fields);
+  if (!file) return fail(file.error());
+  const json::Object& root = file->root;
 
   auto storage = std::make_shared<DeviceSpecSet::Storage>();
   storage->origin = std::string(origin);
-  const auto entries = root->values("devices");
+  const auto entries = root.values("devices");
   storage->specs.reserve(entries.size());
+  std::map<std::string, std::size_t, std::less<>> owner;  // every id's and name's key -> the entry it names
   for (std::size_t index = 0; index < entries.size(); ++index) {
     auto o = json::Object::read(entries[index], spec_entry_fields,
                                 json::entry_where(origin, "devices", index, entries[index], "id"));
@@ -192,10 +187,11 @@ Result<DeviceSpecSet> parse_device_spec_text(std::string_view json, std::string_
           return fail(o->error(field, text::cat("\"", value, "\" is the built-in ", builtin->id, " (", builtin->product,
                                                 "); a file adds devices, it does not replace them")));
     }
-    for (const auto& earlier : storage->specs)
-      for (const auto& [field, value] : identifiers)
-        if (text::same_identifier(earlier.id, value) || text::same_identifier(earlier.name, value))
-          return fail(o->error(field, text::cat("\"", value, "\" is already entry ", earlier.id, " of this file")));
+    for (const auto& [field, value] : identifiers)
+      if (const auto [it, inserted] = owner.try_emplace(text::identifier_key(value), storage->specs.size());
+          !inserted && it->second != storage->specs.size())
+        return fail(o->error(field, text::cat("\"", value, "\" is already entry ", storage->specs[it->second].id,
+                                              " of this file")));
     storage->specs.push_back(*spec);
   }
   if (storage->specs.empty()) return fail(ErrorKind::invalid_input, text::cat(origin, " lists no devices"));

@@ -138,12 +138,12 @@ std::string_view to_string(CloudProvider provider) noexcept {
   return "unknown";
 }
 
-std::optional<CloudProvider> parse_cloud_provider(std::string_view name) noexcept {
+Result<CloudProvider> parse_cloud_provider(std::string_view name) {
   name = text::trim(name);
   if (text::iequals(name, "aws") || text::iequals(name, "amazon")) return CloudProvider::aws;
   if (text::iequals(name, "gcp") || text::iequals(name, "google")) return CloudProvider::gcp;
   if (text::iequals(name, "azure") || text::iequals(name, "microsoft")) return CloudProvider::azure;
-  return std::nullopt;
+  return fail(unknown_name("cloud provider", name, "aws, gcp, azure"));
 }
 
 std::string_view to_string(InstanceInterconnect interconnect) noexcept {
@@ -158,11 +158,15 @@ std::string_view to_string(InstanceInterconnect interconnect) noexcept {
   return "unknown";
 }
 
-std::optional<InstanceInterconnect> parse_instance_interconnect(std::string_view name) noexcept {
-  for (auto ic : {InstanceInterconnect::pcie, InstanceInterconnect::nvlink, InstanceInterconnect::nvswitch,
-                  InstanceInterconnect::xgmi, InstanceInterconnect::ici, InstanceInterconnect::neuronlink})
+Result<InstanceInterconnect> parse_instance_interconnect(std::string_view name) {
+  static constexpr InstanceInterconnect all[] = {InstanceInterconnect::pcie, InstanceInterconnect::nvlink,
+                                                 InstanceInterconnect::nvswitch, InstanceInterconnect::xgmi,
+                                                 InstanceInterconnect::ici, InstanceInterconnect::neuronlink};
+  for (auto ic : all)
     if (text::iequals(text::trim(name), to_string(ic))) return ic;
-  return std::nullopt;
+  std::string names;
+  for (auto ic : all) names += text::cat(names.empty() ? "" : ", ", to_string(ic));
+  return fail(unknown_name("interconnect", name, names));
 }
 
 Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin) {
@@ -171,22 +175,16 @@ Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::s
 
 Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin,
                                                    const DeviceSpecSet& extra) {
-  if (json.size() > max_instance_catalogue_bytes)
-    return fail(ErrorKind::invalid_input, text::cat(origin, " is ", json.size(), " bytes; a catalogue is at most ",
-                                                    max_instance_catalogue_bytes));
-  auto doc = json::Document::parse(json, origin);
-  if (!doc) return fail(doc.error());
-  auto root = json::Object::read(doc->root(), instance_root_fields, std::string(origin));
-  if (!root) return fail(root.error());
-  if (root->text("format") != "hwaccel-instance-catalogue")
-    return fail(root->error("format", "must be \"hwaccel-instance-catalogue\"", ErrorKind::parse_error));
-  if (root->whole("version") != 1u) return fail(root->error("version", "must be 1", ErrorKind::parse_error));
+  auto file = json::read_data_file(json, origin, {"hwaccel-instance-catalogue", max_instance_catalogue_bytes, "a catalogue"},
+                                   instance_root_fields);
+  if (!file) return fail(file.error());
+  const json::Object& root = file->root;
 
   InstanceCatalogue catalogue;
   catalogue.origin = std::string(origin);
-  catalogue.prices = std::string(root->text("prices"));
+  catalogue.prices = std::string(root.text("prices"));
   std::set<std::tuple<CloudProvider, std::string, std::string>> seen;
-  const auto entries = root->values("instances");
+  const auto entries = root.values("instances");
   for (std::size_t index = 0; index < entries.size(); ++index) {
     auto o = json::Object::read(entries[index], instance_fields,
                                 json::entry_where(origin, "instances", index, entries[index], "name"));

@@ -47,15 +47,6 @@ std::optional<Runtime> runtime_named(std::string_view name) {
   return std::nullopt;
 }
 
-std::string runtime_name_list() {
-  std::string names;
-  for (const auto name : runtime_names) {
-    if (!names.empty()) names += ", ";
-    names += name;
-  }
-  return names;
-}
-
 // A profile file is a few kilobytes; this bounds what a hostile one costs.
 constexpr std::size_t max_runtime_profiles_bytes = 1 << 20;
 
@@ -119,26 +110,21 @@ const std::vector<RuntimeProfile>& builtin_profiles() noexcept {
 }  // namespace
 
 Result<std::vector<RuntimeProfile>> parse_runtime_profiles(std::string_view json, std::string_view origin) {
-  if (json.size() > max_runtime_profiles_bytes)
-    return fail(ErrorKind::invalid_input, text::cat(origin, " is ", json.size(),
-                                                    " bytes; a runtime-profile file is at most ", max_runtime_profiles_bytes));
-  auto doc = json::Document::parse(json, origin);
-  if (!doc) return fail(doc.error());
-  auto root = json::Object::read(doc->root(), profile_file_fields, std::string(origin));
-  if (!root) return fail(root.error());
-  if (root->text("format") != "hwaccel-runtime-profiles")
-    return fail(root->error("format", "must be \"hwaccel-runtime-profiles\"", ErrorKind::parse_error));
-  if (root->whole("version") != 1u) return fail(root->error("version", "must be 1", ErrorKind::parse_error));
+  auto file = json::read_data_file(json, origin,
+                                   {"hwaccel-runtime-profiles", max_runtime_profiles_bytes, "a runtime-profile file"},
+                                   profile_file_fields);
+  if (!file) return fail(file.error());
+  const json::Object& root = file->root;
 
   std::array<std::optional<RuntimeProfile>, runtimes.size()> read;
-  const auto entries = root->values("profiles");
+  const auto entries = root.values("profiles");
   for (std::size_t index = 0; index < entries.size(); ++index) {
     auto o = json::Object::read(entries[index], profile_fields,
                                 json::entry_where(origin, "profiles", index, entries[index], "runtime"));
     if (!o) return fail(o.error());
     const auto runtime = runtime_named(o->text("runtime"));
     if (!runtime)
-      return fail(o->error("runtime", text::cat("is not a runtime hwaccel knows; known: ", runtime_name_list())));
+      return fail(o->error("runtime", text::cat("is not a runtime hwaccel knows; known: ", text::join(runtime_names))));
     auto& slot = read[static_cast<std::size_t>(*runtime)];
     if (slot) return fail(o->error("runtime", "repeats an earlier entry"));
     if (*o->number("interval_low") > *o->number("interval_high"))
@@ -149,7 +135,7 @@ Result<std::vector<RuntimeProfile>> parse_runtime_profiles(std::string_view json
   out.reserve(runtimes.size());
   for (std::size_t i = 0; i < runtimes.size(); ++i) {
     if (!read[i])
-      return fail(root->error("profiles", text::cat("has no entry for runtime ", runtime_names[i])));
+      return fail(root.error("profiles", text::cat("has no entry for runtime ", runtime_names[i])));
     out.push_back(std::move(*read[i]));
   }
   return out;
@@ -171,7 +157,7 @@ Result<Runtime> parse_runtime(std::string_view name) {
   if (key == "tensorrtllm") return Runtime::trtllm;
   return fail(ErrorKind::invalid_input,
               text::cat("unknown runtime '", name, "'", key == "llamacpp" ? " (llama.cpp needs its backend)" : "",
-                        "; valid: ", runtime_name_list()));
+                        "; valid: ", text::join(runtime_names)));
 }
 
 Runtime default_runtime(Backend backend, QuantizationLevel level, bool gguf_file) noexcept {
