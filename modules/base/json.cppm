@@ -1,13 +1,31 @@
 // Canonical JSON output: fixed field order, no locale, always valid UTF-8.
 module;
 #include <cstdint>
+#include <concepts>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 export module hwaccel.base:json;
 
 export namespace hwaccel::json {
+
+/// A value the Writer writes as a JSON array: a container of values, not text.
+template <class R>
+concept Sequence = requires(const R& r) {
+  r.begin();
+  r.end();
+} && !std::is_convertible_v<const R&, std::string_view>;
+
+/// A value the Writer writes as a JSON object: a container of (key, value)
+/// pairs whose keys are text, such as std::map<std::string, T>.
+template <class M>
+concept Mapping = Sequence<M> && requires(const M& m) {
+  { m.begin()->first } -> std::convertible_to<std::string_view>;
+  m.begin()->second;
+};
 
 /// Appends `text` as a JSON string literal, quotes included. Control
 /// characters are escaped and bytes that are not valid UTF-8 become U+FFFD,
@@ -61,6 +79,31 @@ class Writer {
   /// Non-finite numbers are written as null.
   inline Writer& value(double v) { return put_value(v); }
   Writer& null();
+  /// An array of the container's values, each written by value().
+  template <Sequence R>
+    requires(!Mapping<R>)
+  Writer& value(const R& items) {
+    begin_array();
+    for (const auto& item : items) value(item);
+    return end_array();
+  }
+  /// An object with a member per (key, value) pair, keys escaped.
+  template <Mapping M>
+  Writer& value(const M& members) {
+    begin_object();
+    for (const auto& [name, v] : members) {
+      key(name);
+      value(v);
+    }
+    return end_object();
+  }
+  /// An array with one element per item, each written by `write(*this, item)`.
+  template <Sequence R, class Write>
+  Writer& array(const R& items, Write&& write) {
+    begin_array();
+    for (const auto& item : items) write(*this, item);
+    return end_array();
+  }
 
   /// A member: the key (a schema name, written as it is) and its value, with
   /// one capacity check for both.
@@ -73,6 +116,12 @@ class Writer {
     char* p = room(N + 3 + room_for(text_of(v)));
     commit(put(literal_key_at(p, name, N - 1), text_of(v)));
     return *this;
+  }
+  /// A member whose value is a container: an array, or an object for a map.
+  template <std::size_t N, Sequence R>
+  Writer& field(const char (&name)[N], const R& items) {
+    literal_key(name, N - 1);
+    return value(items);
   }
   /// Writes nothing when `v` is empty.
   template <std::size_t N, class T>

@@ -336,18 +336,10 @@ std::string doctor_json(const DoctorReport& report, bool pretty) {
     w.begin_object();
     w.field("backend", b.backend);
     w.field("devices", static_cast<std::uint64_t>(b.devices));
-    w.key("looked_at").begin_array();
-    for (const auto& p : b.looked_at) w.value(p);
-    w.end_array();
-    w.key("missing").begin_array();
-    for (const auto& p : b.missing) w.value(p);
-    w.end_array();
-    w.key("tools").begin_array();
-    for (const auto& t : b.tools) w.value(t);
-    w.end_array();
-    w.key("warnings").begin_array();
-    for (const auto& t : b.warnings) w.value(t);
-    w.end_array();
+    w.field("looked_at", b.looked_at);
+    w.field("missing", b.missing);
+    w.field("tools", b.tools);
+    w.field("warnings", b.warnings);
     w.end_object();
   }
   w.end_array();
@@ -359,9 +351,7 @@ std::string doctor_json(const DoctorReport& report, bool pretty) {
     w.field("blocking", f.blocking);
     w.field("cause", f.cause);
     w.field("remedy", f.remedy);
-    w.key("evidence").begin_object();
-    for (const auto& [k, v] : f.evidence) w.field(k, v);
-    w.end_object();
+    w.field("evidence", f.evidence);
     w.end_object();
   }
   w.end_array();

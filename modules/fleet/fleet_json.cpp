@@ -72,9 +72,7 @@ std::string to_json(const Fleet& fleet, bool pretty) {
     w.end_object();
   }
   w.end_array();
-  w.key("warnings").begin_array();
-  for (const auto& warning : fleet.warnings) w.value(warning);
-  w.end_array();
+  w.field("warnings", fleet.warnings);
   w.end_object();
   return std::move(w).document();
 }

@@ -171,9 +171,7 @@ class Transaction {
 
 std::string warnings_json(const std::vector<std::string>& warnings) {
   json::Writer w(false, 256);
-  w.begin_array();
-  for (const auto& s : warnings) w.value(s);
-  w.end_array();
+  w.value(warnings);
   return std::move(w).take();
 }
 

@@ -131,12 +131,8 @@ std::string to_json(const PlacementResult& r, bool pretty) {
     w.begin_object();
     w.field("workload", p.workload);
     w.field("replica", p.replica);
-    w.key("nodes").begin_array();
-    for (const auto& n : p.nodes) w.value(n);
-    w.end_array();
-    w.key("devices").begin_array();
-    for (const auto& d : p.devices) w.value(d);
-    w.end_array();
+    w.field("nodes", p.nodes);
+    w.field("devices", p.devices);
     w.field("quantization", to_string(p.quantization));
     w.field("tp", p.tensor_parallel);
     w.field("pp", p.pipeline_parallel);
@@ -160,9 +156,7 @@ std::string to_json(const PlacementResult& r, bool pretty) {
   else w.null();
   w.field("method", r.method);
   w.field("search_complete", r.search_complete);
-  w.key("notes").begin_array();
-  for (const auto& n : r.notes) w.value(n);
-  w.end_array();
+  w.field("notes", r.notes);
   w.end_object();
   return std::move(w).document();
 }

@@ -64,9 +64,7 @@ void write_json(json::Writer& w, const Plan& p) {
   w.field("nodes", p.strategy.nodes);
   w.end_object();
   if (!p.nodes.empty()) {
-    w.key("nodes").begin_array();
-    for (const auto& n : p.nodes) w.value(n);
-    w.end_array();
+    w.field("nodes", p.nodes);
     w.key("fabric");
     if (p.fabric) {
       w.begin_object();
@@ -164,14 +162,10 @@ void write_json(json::Writer& w, const Plan& p) {
   if (!p.launch.trtllm.empty()) w.field("trtllm", p.launch.trtllm);
   if (!p.launch.torchrun.empty()) w.field("torchrun", p.launch.torchrun);
   if (!p.launch.ray.empty()) {
-    w.key("ray").begin_array();
-    for (const auto& line : p.launch.ray) w.value(line);
-    w.end_array();
+    w.field("ray", p.launch.ray);
   }
   if (!p.launch.node_devices.empty()) {
-    w.key("node_devices").begin_array();
-    for (const auto& line : p.launch.node_devices) w.value(line);
-    w.end_array();
+    w.field("node_devices", p.launch.node_devices);
   }
   if (!p.launch.slurm.empty()) w.field("slurm", p.launch.slurm);
   if (!p.launch.kubernetes.empty()) w.field("kubernetes", p.launch.kubernetes);
@@ -189,9 +183,7 @@ void write_json(json::Writer& w, const Plan& p) {
   } else {
     w.null();
   }
-  w.key("assumptions").begin_array();
-  for (const auto& a : p.assumptions) w.value(a);
-  w.end_array();
+  w.field("assumptions", p.assumptions);
   w.end_object();
 }
 

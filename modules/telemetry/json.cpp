@@ -85,9 +85,7 @@ std::string to_json(const TelemetrySample& sample, bool pretty) {
   for (const auto& warning : sample.warnings)
     w.begin_object().field("backend", warning.backend).field("kind", to_string(warning.kind)).field("message", warning.message).end_object();
   w.end_array();
-  w.key("failed_sources").begin_array();
-  for (const auto& s : sample.failed_sources) w.value(s);
-  w.end_array();
+  w.field("failed_sources", sample.failed_sources);
   w.end_object();
   return std::string(w.str());
 }

@@ -115,12 +115,8 @@ std::string to_json(const TrainingEstimate& e, bool pretty) {
     w.field("summary", m.summary);
     w.end_object();
   }
-  w.key("warnings").begin_array();
-  for (const auto& x : e.warnings) w.value(x);
-  w.end_array();
-  w.key("assumptions").begin_array();
-  for (const auto& x : e.assumptions) w.value(x);
-  w.end_array();
+  w.field("warnings", e.warnings);
+  w.field("assumptions", e.assumptions);
   w.end_object();
   return std::move(w).take();
 }

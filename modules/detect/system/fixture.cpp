@@ -392,18 +392,12 @@ std::string write_fixture_manifest(const FixtureManifest& m) {
   w.field("machine", m.machine);
   w.field("source", m.source);
   w.field("synthetic", m.synthetic);
-  w.key("env").begin_object();
-  for (const auto& [k, v] : m.env) w.field(k, v);
-  w.end_object();
-  w.key("tools").begin_array();
-  for (const auto& t : m.tools) w.value(t);
-  w.end_array();
+  w.field("env", m.env);
+  w.field("tools", m.tools);
   w.key("commands").begin_array();
   for (const auto& c : m.commands) {
     w.begin_object();
-    w.key("argv").begin_array();
-    for (const auto& a : c.argv) w.value(a);
-    w.end_array();
+    w.field("argv", c.argv);
     w.field("stdout", c.stdout_path);
     w.field("stderr", c.stderr_path);
     w.field("exit", c.exit);
@@ -417,9 +411,7 @@ std::string write_fixture_manifest(const FixtureManifest& m) {
     w.key("identity").begin_object();
     w.field("uid", m.identity->uid);
     w.field("gid", m.identity->gid);
-    w.key("groups").begin_array();
-    for (auto g : m.identity->groups) w.value(g);
-    w.end_array();
+    w.field("groups", m.identity->groups);
     w.end_object();
   }
   if (!m.permissions.empty()) {

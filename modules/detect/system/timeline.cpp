@@ -154,9 +154,7 @@ std::string write_timeline(const Timeline& timeline) {
                                                           parsed->get("DEVPATH") == parsed->devpath) {
         // Readable where the object reads back as the same message; the raw
         // message otherwise (a malformed one, or one without ACTION/DEVPATH).
-        w.key("uevent").begin_object();
-        for (const auto& [k, v] : parsed->variables) w.field(k, v);
-        w.end_object();
+        w.field("uevent", parsed->variables);
       } else {
         w.field("uevent", e.payload);
       }
@@ -165,9 +163,7 @@ std::string write_timeline(const Timeline& timeline) {
     w.end_array();
     w.field("state", s.state);
     if (!s.removed.empty()) {
-      w.key("removed").begin_array();
-      for (const auto& p : s.removed) w.value(p);
-      w.end_array();
+      w.field("removed", s.removed);
     }
     if (s.complete) w.field("complete", true);
     w.end_object();
