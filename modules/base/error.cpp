@@ -16,4 +16,8 @@ std::string_view to_string(ErrorKind kind) noexcept {
   return i < names.size() ? names[i] : std::string_view{"unknown"};
 }
 
+Error unknown_name(std::string_view what, std::string_view name, std::string_view choices) {
+  return Error{ErrorKind::invalid_input, text::cat("unknown ", what, " '", text::excerpt(name), "' (one of: ", choices, ")")};
+}
+
 }  // namespace hwaccel

@@ -48,6 +48,11 @@ inline tl::unexpected<Error> fail(ErrorKind kind, std::string message) {
   return tl::unexpected<Error>(Error{kind, std::move(message)});
 }
 
+/// The error of an enum parser. Every parser of an enum's name is
+/// `[[nodiscard]] Result<E> parse_<enum>(std::string_view)`, and an unknown
+/// name fails with invalid_input "unknown <what> '<name>' (one of: <choices>)".
+Error unknown_name(std::string_view what, std::string_view name, std::string_view choices);
+
 /// Passes an error on: `if (!r) return fail(r.error());`
 inline tl::unexpected<Error> fail(Error error) { return tl::unexpected<Error>(std::move(error)); }
 

@@ -49,6 +49,15 @@ inline constexpr bool same_identifier(std::string_view a, std::string_view b) no
   return true;
 }
 
+/// An identifier as same_identifier compares it (lower case, '_' as '-'):
+/// two names are the same identifier when their keys are equal, so a map
+/// keyed by it finds a repeated name in one lookup.
+inline std::string identifier_key(std::string_view name) {
+  std::string key(name);
+  for (char& c : key) c = c == '_' ? '-' : to_lower(c);
+  return key;
+}
+
 /// Case-insensitive substring search.
 inline constexpr bool icontains(std::string_view haystack, std::string_view needle) noexcept {
   if (needle.empty()) return true;
@@ -336,6 +345,17 @@ inline std::string decimal_gb(std::uint64_t bytes) {
 }
 
 /// Shortens a value for inclusion in a message (hostile input can be huge or binary).
+/// The items of `names` (text) between `separator`s: "cpu, gpu, npu".
+template <class Range>
+std::string join(const Range& names, std::string_view separator = ", ") {
+  std::string out;
+  for (const auto& name : names) {
+    if (!out.empty()) out += separator;
+    out += name;
+  }
+  return out;
+}
+
 inline std::string excerpt(std::string_view s, std::size_t max = 80) {
   std::string out;
   for (char c : s.substr(0, max)) {

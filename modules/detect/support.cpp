@@ -77,12 +77,12 @@ void DetectOptions::report(const DiagnosticEvent& event) const noexcept {
   }
 }
 
-std::optional<LogLevel> parse_log_level(std::string_view text) noexcept {
+Result<LogLevel> parse_log_level(std::string_view text) {
   if (text == "trace") return LogLevel::trace;
   if (text == "debug") return LogLevel::debug;
   if (text == "info") return LogLevel::info;
   if (text == "warn" || text == "warning") return LogLevel::warn;
-  return std::nullopt;
+  return fail(unknown_name("log level", text, "trace, debug, info, warn"));
 }
 
 std::string join_argv(std::span<const std::string> argv) {

@@ -26,10 +26,10 @@ constexpr std::array<std::string_view, 6> node_error_names = {"timeout",     "fa
 
 std::string_view to_string(NodeErrorKind kind) noexcept { return node_error_names[static_cast<std::size_t>(kind)]; }
 
-std::optional<NodeErrorKind> parse_node_error_kind(std::string_view name) noexcept {
+Result<NodeErrorKind> parse_node_error_kind(std::string_view name) {
   for (std::size_t i = 0; i < node_error_names.size(); ++i)
     if (node_error_names[i] == name) return static_cast<NodeErrorKind>(i);
-  return std::nullopt;
+  return fail(unknown_name("node error kind", name, text::join(node_error_names)));
 }
 
 std::string_view to_string(NodeChangeKind kind) noexcept {

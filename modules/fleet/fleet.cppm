@@ -33,7 +33,7 @@ enum class NodeErrorKind : std::uint8_t {
 };
 
 std::string_view to_string(NodeErrorKind kind) noexcept;
-std::optional<NodeErrorKind> parse_node_error_kind(std::string_view name) noexcept;
+[[nodiscard]] Result<NodeErrorKind> parse_node_error_kind(std::string_view name);
 
 struct NodeError {
   NodeErrorKind kind = NodeErrorKind::failed;

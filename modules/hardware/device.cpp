@@ -17,10 +17,10 @@ constexpr std::string_view name_of(const std::array<std::string_view, N>& names,
 }
 
 template <class Enum, std::size_t N>
-constexpr std::optional<Enum> enum_of(const std::array<std::string_view, N>& names, std::string_view s) noexcept {
+Result<Enum> enum_of(const std::array<std::string_view, N>& names, std::string_view s, std::string_view what) {
   for (std::size_t i = 0; i < N; ++i)
     if (names[i] == s) return static_cast<Enum>(i);
-  return std::nullopt;
+  return fail(unknown_name(what, s, text::join(names)));
 }
 
 constexpr std::array<std::string_view, 5> family_names = {"cpu", "gpu", "npu", "tpu", "asic"};
@@ -59,27 +59,23 @@ std::string_view to_string(Backend b) noexcept {
   const auto i = static_cast<std::size_t>(b);
   return i < backend_count ? backend_table[i].second : std::string_view{"unknown"};
 }
-std::optional<Backend> parse_backend(std::string_view s) noexcept {
+Result<Backend> parse_backend(std::string_view s) {
   for (const auto& [backend, name] : backend_table)
     if (name == s) return backend;
-  return std::nullopt;
+  std::string names;
+  for (const auto& entry : backend_table) names += text::cat(names.empty() ? "" : ", ", entry.second);
+  return fail(unknown_name("backend", s, names));
 }
 std::string_view to_string(Family f) noexcept { return name_of(family_names, f); }
-std::optional<Family> parse_family(std::string_view s) noexcept { return enum_of<Family>(family_names, s); }
+Result<Family> parse_family(std::string_view s) { return enum_of<Family>(family_names, s, "device family"); }
 std::string_view to_string(MemoryKind k) noexcept { return name_of(memory_kind_names, k); }
-std::optional<MemoryKind> parse_memory_kind(std::string_view s) noexcept {
-  return enum_of<MemoryKind>(memory_kind_names, s);
-}
+Result<MemoryKind> parse_memory_kind(std::string_view s) { return enum_of<MemoryKind>(memory_kind_names, s, "memory kind"); }
 std::string_view to_string(LinkKind k) noexcept { return name_of(link_kind_names, k); }
-std::optional<LinkKind> parse_link_kind(std::string_view s) noexcept { return enum_of<LinkKind>(link_kind_names, s); }
+Result<LinkKind> parse_link_kind(std::string_view s) { return enum_of<LinkKind>(link_kind_names, s, "link kind"); }
 std::string_view to_string(StorageKind k) noexcept { return name_of(storage_kind_names, k); }
-std::optional<StorageKind> parse_storage_kind(std::string_view s) noexcept {
-  return enum_of<StorageKind>(storage_kind_names, s);
-}
+Result<StorageKind> parse_storage_kind(std::string_view s) { return enum_of<StorageKind>(storage_kind_names, s, "storage kind"); }
 std::string_view to_string(WarningKind k) noexcept { return name_of(warning_kind_names, k); }
-std::optional<WarningKind> parse_warning_kind(std::string_view s) noexcept {
-  return enum_of<WarningKind>(warning_kind_names, s);
-}
+Result<WarningKind> parse_warning_kind(std::string_view s) { return enum_of<WarningKind>(warning_kind_names, s, "warning kind"); }
 
 Family default_family(Backend b) noexcept {
   switch (b) {

@@ -13,6 +13,7 @@ module;
 #include <utility>
 #include <vector>
 export module hwaccel.hardware:device;
+import hwaccel.base;
 
 export namespace hwaccel {
 
@@ -77,14 +78,14 @@ static_assert([] {
 
 /// snake_case name used in JSON, on the command line and in HWACCEL_BACKENDS.
 std::string_view to_string(Backend backend) noexcept;
-/// Inverse of to_string(Backend); nullopt for an unknown name.
-std::optional<Backend> parse_backend(std::string_view name) noexcept;
+/// Inverse of to_string(Backend).
+[[nodiscard]] Result<Backend> parse_backend(std::string_view name);
 
 /// Broad class of a device, used by queries and planning.
 enum class Family : std::uint8_t { cpu, gpu, npu, tpu, asic };
 
 std::string_view to_string(Family family) noexcept;
-std::optional<Family> parse_family(std::string_view name) noexcept;
+[[nodiscard]] Result<Family> parse_family(std::string_view name);
 
 /// How a device's memory relates to the host's.
 enum class MemoryKind : std::uint8_t {
@@ -96,7 +97,7 @@ enum class MemoryKind : std::uint8_t {
 };
 
 std::string_view to_string(MemoryKind kind) noexcept;
-std::optional<MemoryKind> parse_memory_kind(std::string_view name) noexcept;
+[[nodiscard]] Result<MemoryKind> parse_memory_kind(std::string_view name);
 
 /// A PCI function address, domain:bus:device.function.
 struct PciAddress {
@@ -218,7 +219,7 @@ enum class LinkKind : std::uint8_t {
 };
 
 std::string_view to_string(LinkKind kind) noexcept;
-std::optional<LinkKind> parse_link_kind(std::string_view name) noexcept;
+[[nodiscard]] Result<LinkKind> parse_link_kind(std::string_view name);
 
 /// A connection between two devices of the registry (by id), a <= b.
 struct DeviceLink {
@@ -308,7 +309,7 @@ struct Environment {
 enum class StorageKind : std::uint8_t { nvme, ssd, hdd, virtio, network, unknown };
 
 std::string_view to_string(StorageKind kind) noexcept;
-std::optional<StorageKind> parse_storage_kind(std::string_view name) noexcept;
+[[nodiscard]] Result<StorageKind> parse_storage_kind(std::string_view name);
 
 /// A block device or network filesystem where model files may live.
 struct StorageDevice {
@@ -387,7 +388,7 @@ enum class WarningKind : std::uint8_t {
 };
 
 std::string_view to_string(WarningKind kind) noexcept;
-std::optional<WarningKind> parse_warning_kind(std::string_view name) noexcept;
+[[nodiscard]] Result<WarningKind> parse_warning_kind(std::string_view name);
 
 /// A non-fatal problem found during detection.
 struct Warning {

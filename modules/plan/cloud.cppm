@@ -21,7 +21,7 @@ enum class CloudProvider : std::uint8_t { aws, gcp, azure };
 
 std::string_view to_string(CloudProvider provider) noexcept;
 /// "aws", "gcp", "azure", case-insensitively ("google" and "microsoft" too).
-std::optional<CloudProvider> parse_cloud_provider(std::string_view name) noexcept;
+[[nodiscard]] Result<CloudProvider> parse_cloud_provider(std::string_view name);
 
 /// How the accelerators of one instance talk to each other.
 enum class InstanceInterconnect : std::uint8_t {
@@ -34,7 +34,8 @@ enum class InstanceInterconnect : std::uint8_t {
 };
 
 std::string_view to_string(InstanceInterconnect interconnect) noexcept;
-std::optional<InstanceInterconnect> parse_instance_interconnect(std::string_view name) noexcept;
+/// A name to_string gives, case-insensitively.
+[[nodiscard]] Result<InstanceInterconnect> parse_instance_interconnect(std::string_view name);
 
 /// One instance type as a provider sells it.
 struct CloudInstanceType {

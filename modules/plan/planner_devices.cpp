@@ -205,7 +205,8 @@ Fleet gather(const AcceleratorRegistry& registry, QuantizationLevel level, doubl
     if (const auto colon = id.find(':'); colon != std::string_view::npos) {
       if (id.substr(0, colon) != last_prefix) {
         last_prefix = id.substr(0, colon);
-        last_backend = parse_backend(last_prefix);
+        const auto parsed = parse_backend(last_prefix);
+        last_backend = parsed ? std::optional<Backend>(*parsed) : std::nullopt;
       }
       const auto backend = last_backend;
       const auto number = text::parse_u64(id.substr(colon + 1));

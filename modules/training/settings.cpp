@@ -37,16 +37,6 @@ constexpr std::array<std::string_view, 3> recompute_names = {"none", "selective"
 constexpr std::array<std::string_view, 2> attention_names = {"flash", "standard"};
 constexpr std::array<std::string_view, 7> target_names = {"q", "k", "v", "o", "gate", "up", "down"};
 
-template <std::size_t N>
-std::string joined(const std::array<std::string_view, N>& names) {
-  std::string out;
-  for (auto n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string_view to_string(TrainingMethod method) noexcept { return name_of(method_names, method); }
@@ -65,7 +55,7 @@ Result<TrainingMethod> parse_training_method(std::string_view name) {
   }};
   if (auto m = lookup(table, name)) return *m;
   return fail(ErrorKind::invalid_input,
-              text::cat("unknown training method '", text::excerpt(name), "' (one of: ", joined(method_names), ")"));
+              text::cat("unknown training method '", text::excerpt(name), "' (one of: ", text::join(method_names), ")"));
 }
 
 Result<TrainingPrecision> parse_training_precision(std::string_view name) {
@@ -78,7 +68,7 @@ Result<TrainingPrecision> parse_training_precision(std::string_view name) {
   }};
   if (auto p = lookup(table, name)) return *p;
   return fail(ErrorKind::invalid_input, text::cat("unknown precision '", text::excerpt(name), "' (one of: ",
-                                                  joined(precision_names), ")"));
+                                                  text::join(precision_names), ")"));
 }
 
 Result<OptimizerKind> parse_optimizer(std::string_view name) {
@@ -92,7 +82,7 @@ Result<OptimizerKind> parse_optimizer(std::string_view name) {
   }};
   if (auto o = lookup(table, name)) return *o;
   return fail(ErrorKind::invalid_input, text::cat("unknown optimizer '", text::excerpt(name), "' (one of: ",
-                                                  joined(optimizer_names), ")"));
+                                                  text::join(optimizer_names), ")"));
 }
 
 Result<OffloadMode> parse_offload(std::string_view name) {
@@ -103,7 +93,7 @@ Result<OffloadMode> parse_offload(std::string_view name) {
   }};
   if (auto o = lookup(table, name)) return *o;
   return fail(ErrorKind::invalid_input,
-              text::cat("unknown offload '", text::excerpt(name), "' (one of: ", joined(offload_names), ")"));
+              text::cat("unknown offload '", text::excerpt(name), "' (one of: ", text::join(offload_names), ")"));
 }
 
 Result<Recompute> parse_recompute(std::string_view name) {
@@ -113,7 +103,7 @@ Result<Recompute> parse_recompute(std::string_view name) {
   }};
   if (auto r = lookup(table, name)) return *r;
   return fail(ErrorKind::invalid_input, text::cat("unknown recomputation '", text::excerpt(name), "' (one of: ",
-                                                  joined(recompute_names), ")"));
+                                                  text::join(recompute_names), ")"));
 }
 
 Result<AttentionKernel> parse_attention_kernel(std::string_view name) {
@@ -124,7 +114,7 @@ Result<AttentionKernel> parse_attention_kernel(std::string_view name) {
   }};
   if (auto a = lookup(table, name)) return *a;
   return fail(ErrorKind::invalid_input, text::cat("unknown attention kernel '", text::excerpt(name), "' (one of: ",
-                                                  joined(attention_names), ")"));
+                                                  text::join(attention_names), ")"));
 }
 
 std::string to_string(LoraTargets targets) {

@@ -7,6 +7,7 @@
 #include <climits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 import hwaccel;
@@ -111,8 +112,32 @@ TEST(PcieLinkTest, GenerationsAndBandwidth) {
   EXPECT_FALSE(PcieLink{}.max_bandwidth_gbps());
 }
 
+// Every enum parser follows one convention: Result<E>, and an unknown name is
+// invalid_input naming what was asked for and every name it could have been.
+TEST(Names, EveryEnumParserRefusesAnUnknownNameTheSameWay) {
+  const std::vector<std::pair<Error, std::string>> refused = {
+      {parse_backend("nvidia").error(), "unknown backend 'nvidia' (one of: cpu, cuda, "},
+      {parse_family("fpga").error(), "unknown device family 'fpga' (one of: cpu, gpu, npu, tpu, asic)"},
+      {parse_memory_kind("hbm").error(), "unknown memory kind 'hbm' (one of: dedicated, unified, carve_out)"},
+      {parse_link_kind("infinityfabric").error(), "unknown link kind 'infinityfabric' (one of: nvlink, xgmi, "},
+      {parse_storage_kind("tape").error(), "unknown storage kind 'tape' (one of: nvme, ssd, "},
+      {parse_warning_kind("oops").error(), "unknown warning kind 'oops' (one of: "},
+      {parse_cloud_provider("oracle").error(), "unknown cloud provider 'oracle' (one of: aws, gcp, azure)"},
+      {parse_instance_interconnect("ib").error(), "unknown interconnect 'ib' (one of: pcie, nvlink, nvswitch, "},
+      {parse_node_error_kind("late").error(), "unknown node error kind 'late' (one of: "},
+      {parse_log_level("loud").error(), "unknown log level 'loud' (one of: trace, debug, info, warn)"},
+  };
+  for (const auto& [error, opening] : refused) {
+    EXPECT_EQ(error.kind, ErrorKind::invalid_input) << error.message;
+    EXPECT_TRUE(error.message.starts_with(opening)) << error.message;
+    EXPECT_TRUE(error.message.ends_with(")")) << error.message;
+  }
+  EXPECT_EQ(*parse_log_level("warning"), LogLevel::warn);
+  EXPECT_EQ(*parse_cloud_provider(" Google "), CloudProvider::gcp);
+}
+
 TEST(Names, BackendsRoundTrip) {
-  for (Backend b : all_backends) EXPECT_EQ(parse_backend(to_string(b)), b);
+  for (Backend b : all_backends) EXPECT_EQ(parse_backend(to_string(b)).value_or(Backend::cpu), b) << to_string(b);
   EXPECT_EQ(to_string(Backend::aws_neuron), "aws_neuron");
   EXPECT_FALSE(parse_backend("nvidia"));
   EXPECT_EQ(*parse_backend_list("cuda, rocm"), (std::bitset<backend_count>{}.set(1).set(2)));
