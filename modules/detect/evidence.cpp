@@ -61,6 +61,8 @@ bool KernelTraces::show(const BackendFacts& facts) const {
     if (contains(modules, m)) return true;
   for (const auto prefix : facts.device_nodes)
     if (has_prefix(dev_entries, prefix)) return true;
+  for (const auto prefix : facts.shared_device_nodes)
+    if (has_prefix(dev_entries, prefix)) return true;
   if (facts.accel_class && contains(dev_entries, "accel")) return true;
   for (const auto& k : facts.pci)
     if (std::binary_search(pci_vendors.begin(), pci_vendors.end(), k.vendor)) return true;

@@ -23,8 +23,8 @@ export namespace hwaccel {
 enum class LogLevel : std::uint8_t { trace, debug, info, warn };
 
 std::string_view to_string(LogLevel level) noexcept;
-/// "trace", "debug", "info", "warn" (also "warning"); nullopt otherwise.
-std::optional<LogLevel> parse_log_level(std::string_view text) noexcept;
+/// "trace", "debug", "info", "warn" (also "warning").
+[[nodiscard]] Result<LogLevel> parse_log_level(std::string_view text);
 
 /// One thing a detection did or decided, as values. `event` is one of
 /// read_file, list_dir, read_link, status, find_tool, run_tool (what was
@@ -239,6 +239,10 @@ struct BackendFacts {
   /// Names (or name prefixes) of the /dev entries of its bound devices:
   /// "nvidia" matches /dev/nvidia0 and /dev/nvidiactl.
   std::span<const std::string_view> device_nodes;
+  /// Names of /dev entries its devices use that other backends' devices use
+  /// too ("vfio"): a trace of it for start-up, but an event on such a node
+  /// concerns it only through its PCI device.
+  std::span<const std::string_view> shared_device_nodes;
   /// Its devices register in the compute-accelerator class (/sys/class/accel, /dev/accel/accelN).
   bool accel_class = false;
   /// How to get its driver loaded, for a PCI function bound to none (doctor).

@@ -124,7 +124,7 @@ EventConcern concerned_backends(const Uevent& e, const AcceleratorRegistry& curr
     }
     if (b == Backend::vulkan) continue;  // a GPU's nodes concern Vulkan through its native backend's PCI event
     for (const std::string_view prefix : facts.device_nodes)
-      if (prefix != "accel" && prefix != "vfio" && (node.starts_with(prefix) || subsystem.starts_with(prefix)))
+      if (node.starts_with(prefix) || subsystem.starts_with(prefix))
         concern.backends.set(static_cast<std::size_t>(b));
   }
   if (concern.backends.any()) concern.reason = text::cat(subsystem.empty() ? std::string_view("device") : subsystem, " ",

@@ -46,7 +46,8 @@ TEST(DetectorTable, EveryAcceleratorBackendStatesItsFacts) {
     // Its tools are only looked for where the kernel shows a trace of its
     // devices, so a backend with tools must say what that trace is.
     if (!row.tools.empty() && !row.tools_without_evidence)
-      EXPECT_TRUE(!f.drivers.empty() || !f.modules.empty() || !f.pci.empty() || !f.device_nodes.empty())
+      EXPECT_TRUE(!f.drivers.empty() || !f.modules.empty() || !f.pci.empty() || !f.device_nodes.empty() ||
+                  !f.shared_device_nodes.empty())
           << "the kernel's trace of its devices";
     for (const PciKind& k : f.pci) {
       EXPECT_NE(k.vendor, 0);

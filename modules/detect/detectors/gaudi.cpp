@@ -540,7 +540,7 @@ constexpr std::array<std::string_view, 1> gaudi_tools = {"hl-smi"};
 constexpr std::string_view gaudi_drivers[] = {"habanalabs"};
 constexpr PciKind gaudi_pci[] = {{habana_vendor_id, 0x1200, "Intel Gaudi accelerator"}};
 // Older drivers' /dev/hlN beside the accel class's /dev/accel/accelN.
-constexpr std::string_view gaudi_nodes[] = {"hl", "accel"};
+constexpr std::string_view gaudi_nodes[] = {"hl"};  // and /dev/accel/accelN, as an accel-class backend
 constexpr VisibilityVariable gaudi_visibility[] = {
     {"HABANA_VISIBLE_MODULES", VisibilityVariable::Role::selects},
     {"HABANA_VISIBLE_DEVICES", VisibilityVariable::Role::container},

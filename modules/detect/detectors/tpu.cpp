@@ -467,7 +467,7 @@ DetectorOutput detect_tpu(const DetectContext& ctx) {
 
 constexpr PciKind tpu_pci[] = {{parsers::google_vendor_id, 0, {}}};
 // v4 chips are /dev/accelN; v5e and later are VFIO devices (/dev/vfio/N).
-constexpr std::string_view tpu_nodes[] = {"accel", "vfio"};
+constexpr std::string_view tpu_nodes[] = {"accel", "vfio"};  // names other backends' devices take too
 constexpr VisibilityVariable tpu_visibility[] = {
     {"TPU_VISIBLE_CHIPS", VisibilityVariable::Role::selects},
     {"TPU_VISIBLE_DEVICES", VisibilityVariable::Role::other},
@@ -480,7 +480,7 @@ const Detector tpu_detector{
     .tools = tpu_tools,
     .detect = &detect_tpu,
     .facts = {.pci = tpu_pci,
-              .device_nodes = tpu_nodes,
+              .shared_device_nodes = tpu_nodes,
               .vendor = "Google",
               .visibility_variables = tpu_visibility,
               .runtimes = tpu_runtimes,
