@@ -1,5 +1,6 @@
 // Fixture replay: manifest validation, path resolution inside the root,
-// hostile trees, and command matching.
+// hostile trees, command matching, and the identity and permissions a
+// manifest gives.
 #include <gtest/gtest.h>
 
 #include <linux/capability.h>
@@ -565,3 +566,63 @@ TEST(HostileFixture, EntryCountAndDepthAreBounded) {
 }
 
 }  // namespace
+
+// The fixture fields doctor's checks rest on: who the process is, and the
+// permissions of device nodes.
+namespace hwaccel {
+namespace {
+
+TEST(MayReadWrite, FollowsOwnerGroupAndOtherBits) {
+  const ProcessIdentity alice{1000, 1000, {1000, 44}};
+  EXPECT_TRUE(may_read_write(FileStatus{FileType::char_device, 0, 0600, 1000, 0}, alice));
+  EXPECT_FALSE(may_read_write(FileStatus{FileType::char_device, 0, 0400, 1000, 0}, alice));
+  EXPECT_TRUE(may_read_write(FileStatus{FileType::char_device, 0, 0660, 0, 44}, alice));
+  EXPECT_FALSE(may_read_write(FileStatus{FileType::char_device, 0, 0660, 0, 109}, alice));
+  EXPECT_TRUE(may_read_write(FileStatus{FileType::char_device, 0, 0666, 0, 109}, alice));
+  // The owner's bits decide for the owner, even when others may.
+  EXPECT_FALSE(may_read_write(FileStatus{FileType::char_device, 0, 0066, 1000, 0}, alice));
+  EXPECT_TRUE(may_read_write(FileStatus{FileType::char_device, 0, 0000, 0, 0}, ProcessIdentity{}));
+}
+
+TEST(FixtureManifest, IdentityAndPermissionsReadBack) {
+  const std::string json = R"({"format": 1, "machine": "m", "source": "s", "synthetic": true,
+    "identity": {"uid": 1000, "gid": 1000, "groups": [1000, 44]},
+    "permissions": {"/dev/kfd": {"mode": "0660", "uid": 0, "gid": 109}}})";
+  auto m = parse_fixture_manifest(json);
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(m->identity);
+  EXPECT_EQ(*m->identity, (ProcessIdentity{1000, 1000, {1000, 44}}));
+  ASSERT_EQ(m->permissions.count("/dev/kfd"), 1u);
+  EXPECT_EQ(m->permissions.at("/dev/kfd"), (FilePermissions{0660, 0, 109}));
+  auto again = parse_fixture_manifest(write_fixture_manifest(*m));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->identity, m->identity);
+  EXPECT_EQ(again->permissions, m->permissions);
+}
+
+TEST(FixtureManifest, BadIdentityAndPermissionsAreErrors) {
+  const auto base = std::string(R"({"format": 1, "machine": "m", "source": "s", "synthetic": true, )");
+  for (const std::string bad : {R"("identity": {"uid": -1, "gid": 0}})", R"("identity": {"uid": 1, "gid": 0, "groups": ["a"]}})",
+                                R"("identity": [1]})", R"("permissions": {"dev/kfd": {"mode": "0660", "uid": 0, "gid": 0}}})",
+                                R"("permissions": {"/dev/kfd": {"mode": "0999", "uid": 0, "gid": 0}}})",
+                                R"("permissions": {"/dev/kfd": {"mode": "17777", "uid": 0, "gid": 0}}})",
+                                R"("permissions": {"/dev/kfd": {"mode": 660, "uid": 0, "gid": 0}}})"}) {
+    auto m = parse_fixture_manifest(base + bad);
+    ASSERT_FALSE(m) << bad;
+    EXPECT_EQ(m.error().kind, ErrorKind::parse_error) << bad;
+  }
+}
+
+TEST(FixtureSystem, PermissionsAndIdentityComeFromTheManifest) {
+  auto opened = FixtureSystem::open((testing::fixtures_root() / "doctor/amd-kfd-not-readable").string());
+  ASSERT_TRUE(opened) << opened.error().message;
+  const FixtureSystem& f = **opened;
+  const auto st = f.status("/dev/kfd");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->mode, 0660u);
+  EXPECT_EQ(st->gid, 109u);
+  EXPECT_EQ(f.identity(), (ProcessIdentity{1000, 1000, {1000, 44}}));
+}
+
+}  // namespace
+}  // namespace hwaccel

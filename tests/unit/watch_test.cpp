@@ -1,5 +1,5 @@
-// hwaccel.watch: uevent and kernel log parsing, which backends an event
-// concerns, fixture timelines replayed through the Watcher (a GPU falling off
+// hwaccel.watch: kernel log parsing, which backends an event concerns,
+// fixture timelines replayed through the Watcher (a GPU falling off
 // the bus, a hot-added GPU, MIG re-partitioning, a driver reload storm, VFIO
 // bind and unbind), debouncing, floods, and the cached registry following.
 #include <gtest/gtest.h>
@@ -27,21 +27,17 @@
 import hwaccel;
 
 #include "module_helpers.hpp"
+#include "timeline_builder.hpp"
 
 namespace hwaccel {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-std::string uevent_message(std::string_view action, std::string_view devpath,
-                           std::vector<std::pair<std::string, std::string>> vars) {
-  Uevent e{std::string(action), std::string(devpath), {}};
-  e.variables.emplace_back("ACTION", std::string(action));
-  e.variables.emplace_back("DEVPATH", std::string(devpath));
-  for (auto& v : vars) e.variables.push_back(std::move(v));
-  return format_uevent(e);
-}
+using testing::read_text;
+using testing::TimelineBuilder;
+using testing::uevent_message;
+using testing::write_text;
 
 KernelEvent uevent(std::string_view action, std::string_view devpath,
                    std::vector<std::pair<std::string, std::string>> vars) {
@@ -49,18 +45,6 @@ KernelEvent uevent(std::string_view action, std::string_view devpath,
 }
 
 KernelEvent kmsg(std::string line) { return KernelEvent{KernelEvent::Source::kernel_log, std::move(line)}; }
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_text(const fs::path& p, std::string_view content) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << content;
-}
 
 // Lines of `text` without those containing any of `drop`.
 std::string without_lines(const std::string& text, std::vector<std::string> drop) {
@@ -79,64 +63,6 @@ std::string replaced(std::string text, std::string_view from, std::string_view t
     text.replace(at, from.size(), to);
   return text;
 }
-
-// A fixture timeline built in a temporary folder: a copy of a machine of
-// fixtures/machines, then steps whose states are overlays on it.
-class TimelineBuilder {
- public:
-  explicit TimelineBuilder(const std::string& machine) {
-    fs::copy(testing::fixtures_root() / "machines" / machine, dir_.path(), fs::copy_options::recursive |
-                                                                               fs::copy_options::copy_symlinks);
-    fs::remove(dir_.path() / "expected.json");
-  }
-
-  const fs::path& path() const { return dir_.path(); }
-  std::string command_output(const std::string& file) const { return read_text(dir_.path() / "commands" / file); }
-
-  struct Step {
-    std::string name{};
-    std::vector<KernelEvent> events{};
-    bool rescan = false;
-    std::map<std::string, std::string> files{};     // machine path -> content
-    std::map<std::string, std::string> commands{};  // commands/ file -> new output (others as the base's)
-    std::vector<std::string> removed{};
-  };
-
-  // Command outputs changed by a step stay changed in later ones.
-  TimelineBuilder& step(Step s) {
-    TimelineStep t;
-    t.name = s.name;
-    t.events = s.events;
-    t.rescan = s.rescan;
-    t.removed = s.removed;
-    if (!s.files.empty() || !s.commands.empty()) {
-      const std::string folder = "steps/" + std::to_string(timeline_.steps.size() + 1);
-      const fs::path state = dir_.path() / folder;
-      for (const auto& [path, content] : s.files) write_text(state / "root" / path.substr(1), content);
-      if (!s.commands.empty()) {
-        for (const auto& [file, content] : s.commands) current_commands_[file] = content;
-        fs::create_directories(state / "commands");
-        fs::copy(dir_.path() / "fixture.json", state / "fixture.json");
-        for (const auto& entry : fs::directory_iterator(dir_.path() / "commands"))
-          fs::copy(entry.path(), state / "commands" / entry.path().filename());
-        for (const auto& [file, content] : current_commands_) write_text(state / "commands" / file, content);
-      }
-      t.state = folder;
-    }
-    timeline_.steps.push_back(std::move(t));
-    return *this;
-  }
-
-  std::string write() {
-    write_text(dir_.path() / "timeline.json", write_timeline(timeline_));
-    return dir_.str();
-  }
-
- private:
-  testing::TempDir dir_;
-  Timeline timeline_;
-  std::map<std::string, std::string> current_commands_;
-};
 
 struct Replay {
   std::unique_ptr<TimelineSystem> system;
@@ -191,40 +117,6 @@ std::vector<std::string> kinds_and_ids(const std::vector<WatchEvent>& events) {
 }
 
 // ---- parsing --------------------------------------------------------------------
-
-TEST(Uevent, ParsesAKernelMessage) {
-  const std::string message = uevent_message("remove", "/devices/pci0000:ad/0000:ad:01.0/0000:ae:00.0",
-                                             {{"SUBSYSTEM", "pci"}, {"PCI_ID", "10DE:2321"}, {"SEQNUM", "4711"}});
-  auto e = parse_uevent(message);
-  ASSERT_TRUE(e) << e.error().message;
-  EXPECT_EQ(e->action, "remove");
-  EXPECT_EQ(e->devpath, "/devices/pci0000:ad/0000:ad:01.0/0000:ae:00.0");
-  EXPECT_EQ(e->get("PCI_ID"), "10DE:2321");
-  EXPECT_EQ(e->get("SEQNUM"), "4711");
-  EXPECT_EQ(e->get("DRIVER"), "");
-  EXPECT_EQ(format_uevent(*e), message);
-  // Without the trailing NUL too.
-  EXPECT_TRUE(parse_uevent(std::string_view(message).substr(0, message.size() - 1)));
-}
-
-TEST(Uevent, RefusesWhatTheKernelDoesNotSend) {
-  const std::vector<std::string> bad = {
-      "",
-      "no header at all",
-      std::string("add@relative/path\0ACTION=add", 28),
-      std::string("@/devices/x\0", 12),
-      std::string("add@/devices/x\0NOEQUALS\0", 24),
-      std::string("add@/devices/x\0ACTION=remove\0", 29),
-      std::string("add@/devices/x\0=value\0", 22),
-      std::string("add@/devices/x\0K\x01Y=v\0", 20),
-      std::string("libudev\0\xfe\xed\xca\xfe", 12),
-      "add@/devices/" + std::string(max_uevent_bytes, 'x'),
-  };
-  for (const auto& m : bad) EXPECT_FALSE(parse_uevent(m)) << text::excerpt(m);
-  // A truncated message is what was sent up to the cut: still a valid prefix, or refused; never a crash.
-  const std::string full = uevent_message("add", "/devices/pci0000:00/0000:00:02.0", {{"SUBSYSTEM", "pci"}});
-  for (std::size_t n = 0; n < full.size(); ++n) (void)parse_uevent(std::string_view(full).substr(0, n));
-}
 
 TEST(KernelLog, ReadsNvidiaXidLines) {
   auto r = parse_kernel_log_record(
@@ -317,83 +209,6 @@ TEST(Concern, MapsDevicesModulesAndNodesToBackends) {
   EXPECT_EQ(concern(uevent("bind", "/devices/pci0000:ad/0000:ad:01.0/0000:ae:00.0",
                            {{"SUBSYSTEM", "pci"}, {"DRIVER", "vfio-pci"}, {"PCI_ID", "10DE:2321"}})),
             only({Backend::cuda, Backend::vulkan}));
-}
-
-// ---- the System seam: fixture layers and timelines ---------------------------------
-
-TEST(Timeline, ParsesAndWritesCanonically) {
-  const std::string json = R"({"format": 1, "steps": [
-    {"name": "lost", "events": [{"uevent": {"ACTION": "remove", "DEVPATH": "/devices/x", "SUBSYSTEM": "pci"}},
-                                {"kernel_log": "3,1,2,-;NVRM: Xid (PCI:0000:ae:00): 79, gone"}],
-     "state": "steps/1", "removed": ["/sys/bus/pci/devices/0000:ae:00.0"]},
-    {"rescan": true}]})";
-  auto t = parse_timeline(json);
-  ASSERT_TRUE(t) << t.error().message;
-  ASSERT_EQ(t->steps.size(), 2u);
-  EXPECT_EQ(t->steps[0].events.size(), 2u);
-  EXPECT_EQ(t->steps[0].state, "steps/1");
-  EXPECT_TRUE(t->steps[1].rescan);
-  auto again = parse_timeline(write_timeline(*t));
-  ASSERT_TRUE(again);
-  EXPECT_EQ(write_timeline(*again), write_timeline(*t));
-  EXPECT_EQ(again->steps[0].events, t->steps[0].events);
-
-  // A message whose variables do not repeat its header is kept raw, so that
-  // it reads back as the same message.
-  Timeline raw;
-  raw.steps.push_back(TimelineStep{});
-  raw.steps[0].events.push_back(KernelEvent{KernelEvent::Source::uevent, std::string("add@/devices/x\0SUBSYSTEM=pci\0", 29)});
-  auto reread = parse_timeline(write_timeline(raw));
-  ASSERT_TRUE(reread) << reread.error().message;
-  EXPECT_EQ(reread->steps[0].events, raw.steps[0].events);
-}
-
-TEST(Timeline, RefusesStatesOutsideTheFixtureAndMalformedSteps) {
-  EXPECT_FALSE(parse_timeline(R"({"format": 1, "steps": [{"state": "../elsewhere"}]})"));
-  EXPECT_FALSE(parse_timeline(R"({"format": 1, "steps": [{"state": "/abs"}]})"));
-  EXPECT_FALSE(parse_timeline(R"({"format": 1, "steps": [{"complete": true}]})"));
-  EXPECT_FALSE(parse_timeline(R"({"format": 1, "steps": [{"events": [{"other": 1}]}]})"));
-  EXPECT_FALSE(parse_timeline(R"({"format": 1, "steps": [{"events": [{"uevent": {"SUBSYSTEM": "pci"}}]}]})"));
-  EXPECT_FALSE(parse_timeline(R"({"format": 1, "steps": [{"removed": ["relative"]}]})"));
-  EXPECT_FALSE(parse_timeline(R"({"format": 2, "steps": []})"));
-  EXPECT_FALSE(parse_timeline("not json"));
-}
-
-TEST(Timeline, AStepRemovingWhatIsNotThereFailsToOpen) {
-  TimelineBuilder b("h100-nvl-pair-nvlink-bridge");
-  b.step({.name = "typo", .removed = {"/sys/bus/pci/devices/0000:ff:00.0"}});
-  auto opened = TimelineSystem::open(b.write());
-  ASSERT_FALSE(opened);
-  EXPECT_NE(opened.error().message.find("typo"), std::string::npos) << opened.error().message;
-}
-
-TEST(Timeline, AStateLinkedOutsideTheFixtureIsRefused) {
-  TimelineBuilder b("h100-nvl-pair-nvlink-bridge");
-  testing::TempDir outside;
-  write_text(outside.path() / "root" / "etc" / "planted", "secret\n");
-  fs::create_symlink(outside.path(), b.path() / "elsewhere");
-  write_text(b.path() / "timeline.json", R"({"format": 1, "steps": [{"state": "elsewhere"}]})");
-  auto opened = TimelineSystem::open(b.path().string());
-  ASSERT_FALSE(opened);
-  EXPECT_EQ(opened.error().kind, ErrorKind::escapes_root) << opened.error().message;
-}
-
-TEST(Timeline, LayersReplaceAddAndRemoveFiles) {
-  TimelineBuilder b("h100-nvl-pair-nvlink-bridge");
-  b.step({.name = "edit",
-          .files = {{"/proc/driver/nvidia/version", "NVRM version: edited\n"}, {"/etc/added", "new\n"}},
-          .removed = {"/sys/bus/pci/devices/0000:ae:00.0"}});
-  auto opened = TimelineSystem::open(b.write());
-  ASSERT_TRUE(opened) << opened.error().message;
-  const TimelineSystem& t = **opened;
-  EXPECT_TRUE(t.exists("/sys/bus/pci/devices/0000:ae:00.0"));
-  const FixtureSystem& after = t.state(1);
-  EXPECT_EQ(after.read_file("/proc/driver/nvidia/version")->data, "NVRM version: edited\n");
-  EXPECT_EQ(after.read_file("/etc/added")->data, "new\n");
-  EXPECT_FALSE(after.exists("/sys/bus/pci/devices/0000:ae:00.0"));
-  EXPECT_TRUE(after.exists("/sys/bus/pci/devices/0000:ad:00.0"));
-  // Files the step did not touch still come from the fixture below it.
-  EXPECT_EQ(after.read_file("/proc/cpuinfo")->data, t.state(0).read_file("/proc/cpuinfo")->data);
 }
 
 // ---- re-detecting part of a machine ----------------------------------------------
