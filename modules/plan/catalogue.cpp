@@ -8,6 +8,7 @@ module;
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,67 +50,136 @@ std::vector<std::string_view> names_of(const CatalogueEntry& e) {
   return names;
 }
 
-// A name as text::same_identifier compares it: lower case, '_' as '-'.
-std::string identifier_key(std::string_view name) {
-  std::string key(name);
-  for (char& c : key) c = c == '_' ? '-' : text::to_lower(c);
-  return key;
+
+
+// One entry of a catalogue file, checked on its own: its fields and its
+// config (read as a user's config.json is) make a model.
+Result<CatalogueEntry> read_catalogue_entry(json::Value value, std::string_view origin, std::size_t index) {
+  const std::string where = json::entry_where(origin, "models", index, value, "id");
+  auto o = json::Object::read(value, catalogue_entry_fields, where);
+  if (!o) return fail(o.error());
+  auto config = config_detail::architecture_of_config(*o->value("config"), text::cat(where, ": config"));
+  if (!config) return fail(config.error());
+  CatalogueEntry e;
+  e.id = std::string(o->text("id"));
+  e.display_name = std::string(o->text("name"));
+  e.hf_repo = std::string(o->text("hf_repo"));
+  for (const auto alias : o->texts("aliases")) e.aliases.emplace_back(alias);
+  e.source = std::string(o->text("source"));
+  e.family = config->architecture.family;
+  e.architecture = std::move(config->architecture);
+  e.native_quantization = config->native_level;
+  // The notes a user's config.json gets (defaults assumed, fields not
+  // counted) are the entry's source text's to say.
+  if (auto d = ModelDescription::from_architecture(e.id, e.architecture); !d)
+    return fail(o->error("config", d.error().message));
+  return e;
 }
 
-bool matches(const CatalogueEntry& e, std::string_view key) {
-  for (const auto name : names_of(e))
-    if (text::same_identifier(name, key)) return true;
-  return false;
-}
+constexpr std::string_view builtin_origin = "built-in models.json";
 
-const std::vector<CatalogueEntry>& catalogue() noexcept {
-  static const std::vector<CatalogueEntry> entries =
-      builtin_or_abort(parse_model_catalogue(builtin_model_catalogue_json(), "built-in models.json"), "model catalogue");
-  return entries;
-}
+// The built-in catalogue read an entry at a time. A plan names one model, and
+// reading every entry's config would cost such a process more than all its
+// other reading; so the names of every entry are read at first use, and an
+// entry's config when it is asked for (and kept). The file's own checks
+// (every entry, no name twice) are parse_model_catalogue's, which
+// catalogue() runs when the whole list is asked for, and the tests run on
+// the built-in file.
+class LazyCatalogue {
+ public:
+  static LazyCatalogue& builtin() {
+    static LazyCatalogue instance;
+    return instance;
+  }
+
+  // The entry whose id is `key`, else the first that answers to it.
+  const CatalogueEntry* find(std::string_view key) {
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      if (names_[i].front() == key) return &entry(i);
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      for (const auto name : names_[i])
+        if (text::same_identifier(name, key)) return &entry(i);
+    return nullptr;
+  }
+
+ private:
+  LazyCatalogue()
+      : file_(builtin_or_abort(json::read_data_file(builtin_model_catalogue_json(), builtin_origin,
+                                                    {"hwaccel-models", max_model_catalogue_bytes, "a model catalogue"},
+                                                    catalogue_file_fields),
+                               "model catalogue")),
+        values_(file_.root.values("models")) {
+    names_.reserve(values_.size());
+    for (const auto& value : values_) {
+      const auto text_of = [&](std::string_view key) {
+        const auto member = value.member(key);
+        return member ? text::trim(member->string()) : std::string_view();
+      };
+      std::vector<std::string_view> names{text_of("id"), text_of("hf_repo")};
+      if (const auto slash = names[1].find('/'); slash != std::string_view::npos) names.push_back(names[1].substr(slash + 1));
+      if (const auto aliases = value.member("aliases"))
+        for (const auto& alias : aliases->elements()) names.push_back(text::trim(alias.string()));
+      names_.push_back(std::move(names));
+    }
+    entries_.resize(values_.size());
+    read_.resize(values_.size());
+  }
+
+ public:
+  // Every entry, in the file's order.
+  const std::vector<CatalogueEntry>& all() {
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < entries_.size(); ++i) read_locked(i);
+    return entries_;
+  }
+
+ private:
+  const CatalogueEntry& entry(std::size_t i) {
+    const std::lock_guard lock(mutex_);
+    read_locked(i);
+    return entries_[i];
+  }
+
+  void read_locked(std::size_t i) {
+    if (read_[i]) return;
+    entries_[i] = builtin_or_abort(read_catalogue_entry(values_[i], builtin_origin, i), "model catalogue");
+    read_[i] = true;
+  }
+
+  json::DataFile file_;
+  std::vector<json::Value> values_;
+  std::vector<std::vector<std::string_view>> names_;  // per entry: its id first, then every name it answers to
+  std::mutex mutex_;
+  // Sized once, so that an entry stays where it was read; an entry is read
+  // (read_[i]) before anyone is given it.
+  std::vector<CatalogueEntry> entries_;
+  std::vector<bool> read_;
+};
+
+const std::vector<CatalogueEntry>& catalogue() noexcept { return LazyCatalogue::builtin().all(); }
 
 }  // namespace
 
 Result<std::vector<CatalogueEntry>> parse_model_catalogue(std::string_view json, std::string_view origin) {
-  if (json.size() > max_model_catalogue_bytes)
-    return fail(ErrorKind::invalid_input, text::cat(origin, " is ", json.size(), " bytes; a model catalogue is at most ",
-                                                    max_model_catalogue_bytes));
-  auto doc = json::Document::parse(json, origin);
-  if (!doc) return fail(doc.error());
-  auto root = json::Object::read(doc->root(), catalogue_file_fields, std::string(origin));
-  if (!root) return fail(root.error());
-  if (root->text("format") != "hwaccel-models")
-    return fail(root->error("format", "must be \"hwaccel-models\"", ErrorKind::parse_error));
-  if (root->whole("version") != 1u) return fail(root->error("version", "must be 1", ErrorKind::parse_error));
+  auto file = json::read_data_file(json, origin, {"hwaccel-models", max_model_catalogue_bytes, "a model catalogue"},
+                                   catalogue_file_fields);
+  if (!file) return fail(file.error());
+  const json::Object& root = file->root;
 
   std::vector<CatalogueEntry> out;
-  const auto entries = root->values("models");
+  const auto entries = root.values("models");
   out.reserve(entries.size());
   std::map<std::string, std::size_t, std::less<>> owner;  // every name's key -> the entry it names
   for (std::size_t index = 0; index < entries.size(); ++index) {
-    const std::string where = json::entry_where(origin, "models", index, entries[index], "id");
-    auto o = json::Object::read(entries[index], catalogue_entry_fields, where);
-    if (!o) return fail(o.error());
-    auto config = config_detail::architecture_of_config(*o->value("config"), text::cat(where, ": config"));
-    if (!config) return fail(config.error());
-    CatalogueEntry e;
-    e.id = std::string(o->text("id"));
-    e.display_name = std::string(o->text("name"));
-    e.hf_repo = std::string(o->text("hf_repo"));
-    for (const auto alias : o->texts("aliases")) e.aliases.emplace_back(alias);
-    e.source = std::string(o->text("source"));
-    e.family = config->architecture.family;
-    e.architecture = std::move(config->architecture);
-    e.native_quantization = config->native_level;
-    // The notes a user's config.json gets (defaults assumed, fields not
-    // counted) are the entry's source text's to say.
-    if (auto d = ModelDescription::from_architecture(e.id, e.architecture); !d)
-      return fail(o->error("config", d.error().message));
-    for (const auto name : names_of(e))
-      if (const auto [it, inserted] = owner.try_emplace(identifier_key(name), out.size());
+    auto e = read_catalogue_entry(entries[index], origin, index);
+    if (!e) return fail(e.error());
+    for (const auto name : names_of(*e))
+      if (const auto [it, inserted] = owner.try_emplace(text::identifier_key(name), out.size());
           !inserted && it->second != out.size())
-        return fail(o->error(text::cat("\"", name, "\" already names ", out[it->second].id)));
-    out.push_back(std::move(e));
+        return fail(ErrorKind::invalid_input,
+                    text::cat(json::entry_where(origin, "models", index, entries[index], "id"), ": \"", name,
+                              "\" already names ", out[it->second].id));
+    out.push_back(std::move(*e));
   }
   return out;
 }
@@ -119,11 +189,7 @@ std::span<const CatalogueEntry> model_catalogue() noexcept { return catalogue();
 const CatalogueEntry* find_catalogue_model(std::string_view name) noexcept {
   const std::string_view key = text::trim(name);
   if (key.empty()) return nullptr;
-  for (const auto& e : catalogue())
-    if (e.id == key) return &e;
-  for (const auto& e : catalogue())
-    if (matches(e, key)) return &e;
-  return nullptr;
+  return LazyCatalogue::builtin().find(key);
 }
 
 Result<ModelDescription> catalogue_model(std::string_view name) {
