@@ -120,22 +120,44 @@ TEST(BuiltinData, RuntimeProfilesFileIsTheBuiltInTable) {
   EXPECT_EQ(builtin_runtime_profiles_json(), text) << "the library was built from another runtime-profiles.json";
 }
 
-// The built-in file with one edit: `from` (which must occur) replaced by `to`.
-std::string edited_profiles(std::string_view from, std::string_view to) {
-  std::string text(builtin_runtime_profiles_json());
+// A built-in file with one edit: `from` (which must occur) replaced by `to`.
+std::string edited(std::string_view builtin, std::string_view from, std::string_view to) {
+  std::string text(builtin);
   const auto at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos) text.replace(at, from.size(), to);
   return text;
 }
 
+std::string edited_profiles(std::string_view from, std::string_view to) {
+  return edited(builtin_runtime_profiles_json(), from, to);
+}
+
+std::string edited_catalogue(std::string_view from, std::string_view to) {
+  return edited(builtin_model_catalogue_json(), from, to);
+}
+
+// A file a reader must refuse: the error's kind, and what its message says
+// (after the file's name, which opens it).
+struct FaultCase {
+  std::string text;
+  ErrorKind kind;
+  std::string_view says;
+};
+
+template <class Reader, std::size_t N>
+void expect_refused_by_name(Reader read_file, const FaultCase (&cases)[N]) {
+  for (const auto& c : cases) {
+    const auto read = read_file(c.text, "memo.json");
+    ASSERT_FALSE(read) << c.says;
+    EXPECT_EQ(read.error().kind, c.kind) << read.error().message;
+    EXPECT_NE(read.error().message.find(std::string(c.says)), std::string::npos) << read.error().message;
+    EXPECT_EQ(read.error().message.rfind("memo.json", 0), 0u) << read.error().message;
+  }
+}
+
 TEST(BuiltinData, RuntimeProfileFilesWithFaultsAreRefusedByName) {
-  struct Case {
-    std::string text;
-    ErrorKind kind;
-    std::string_view says;
-  };
-  const Case cases[] = {
+  const FaultCase cases[] = {
       {"", ErrorKind::parse_error, "not valid JSON"},
       {"[]", ErrorKind::parse_error, "memo.json"},
       {edited_profiles("\"hwaccel-runtime-profiles\"", "\"hwaccel-device-specs\""), ErrorKind::parse_error,
@@ -152,13 +174,8 @@ TEST(BuiltinData, RuntimeProfileFilesWithFaultsAreRefusedByName) {
       {edited_profiles("\"collective_buffers\": false", "\"collective_buffers\": 0"), ErrorKind::parse_error,
        "collective_buffers"},
   };
-  for (const auto& c : cases) {
-    const auto read = parse_runtime_profiles(c.text, "memo.json");
-    ASSERT_FALSE(read) << c.says;
-    EXPECT_EQ(read.error().kind, c.kind) << read.error().message;
-    EXPECT_NE(read.error().message.find(std::string(c.says)), std::string::npos) << read.error().message;
-    EXPECT_EQ(read.error().message.rfind("memo.json", 0), 0u) << read.error().message;
-  }
+  expect_refused_by_name([](std::string_view text, std::string_view origin) { return parse_runtime_profiles(text, origin); },
+                         cases);
   // Names match as --runtime does, without case or punctuation; the profile
   // keeps the canonical name.
   const auto spelled = parse_runtime_profiles(edited_profiles("\"runtime\": \"sglang\"", "\"runtime\": \"SGLang\""),
@@ -194,21 +211,8 @@ TEST(BuiltinData, ModelsFileIsTheBuiltInCatalogue) {
   EXPECT_EQ(builtin_model_catalogue_json(), text) << "the library was built from another models.json";
 }
 
-std::string edited_catalogue(std::string_view from, std::string_view to) {
-  std::string text(builtin_model_catalogue_json());
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
 TEST(BuiltinData, ModelCataloguesWithFaultsAreRefusedByName) {
-  struct Case {
-    std::string text;
-    ErrorKind kind;
-    std::string_view says;
-  };
-  const Case cases[] = {
+  const FaultCase cases[] = {
       {"{}", ErrorKind::parse_error, "\"format\""},
       {edited_catalogue("\"hwaccel-models\"", "\"hwaccel-runtime-profiles\""), ErrorKind::parse_error,
        "must be \"hwaccel-models\""},
@@ -221,13 +225,8 @@ TEST(BuiltinData, ModelCataloguesWithFaultsAreRefusedByName) {
       {edited_catalogue("\"hf_repo\": \"meta-llama/Llama-2-7b-hf\",", ""), ErrorKind::parse_error, "hf_repo"},
       {edited_catalogue("\"source\":", "\"sauce\":"), ErrorKind::parse_error, "sauce"},
   };
-  for (const auto& c : cases) {
-    const auto read = parse_model_catalogue(c.text, "memo.json");
-    ASSERT_FALSE(read) << c.says;
-    EXPECT_EQ(read.error().kind, c.kind) << read.error().message;
-    EXPECT_NE(read.error().message.find(std::string(c.says)), std::string::npos) << read.error().message;
-    EXPECT_EQ(read.error().message.rfind("memo.json", 0), 0u) << read.error().message;
-  }
+  expect_refused_by_name([](std::string_view text, std::string_view origin) { return parse_model_catalogue(text, origin); },
+                         cases);
 }
 
 }  // namespace
