@@ -42,13 +42,15 @@ constexpr std::array catalogue_entry_fields = {
 
 // Every name an entry answers to: its id, its repository with and without
 // the organisation, its aliases.
-std::vector<std::string_view> names_of(const CatalogueEntry& e) {
-  std::vector<std::string_view> names{e.id, e.hf_repo};
-  const std::string_view repo = e.hf_repo;
+template <class Aliases>
+std::vector<std::string_view> names_of(std::string_view id, std::string_view repo, const Aliases& aliases) {
+  std::vector<std::string_view> names{id, repo};
   if (const auto slash = repo.find('/'); slash != std::string_view::npos) names.push_back(repo.substr(slash + 1));
-  for (const auto& alias : e.aliases) names.push_back(alias);
+  for (const auto& alias : aliases) names.push_back(alias);
   return names;
 }
+
+std::vector<std::string_view> names_of(const CatalogueEntry& e) { return names_of(e.id, e.hf_repo, e.aliases); }
 
 
 
@@ -115,11 +117,10 @@ class LazyCatalogue {
         const auto member = value.member(key);
         return member ? text::trim(member->string()) : std::string_view();
       };
-      std::vector<std::string_view> names{text_of("id"), text_of("hf_repo")};
-      if (const auto slash = names[1].find('/'); slash != std::string_view::npos) names.push_back(names[1].substr(slash + 1));
-      if (const auto aliases = value.member("aliases"))
-        for (const auto& alias : aliases->elements()) names.push_back(text::trim(alias.string()));
-      names_.push_back(std::move(names));
+      std::vector<std::string_view> aliases;
+      if (const auto listed = value.member("aliases"))
+        for (const auto& alias : listed->elements()) aliases.push_back(text::trim(alias.string()));
+      names_.push_back(names_of(text_of("id"), text_of("hf_repo"), aliases));
     }
     entries_.resize(values_.size());
     read_.resize(values_.size());
