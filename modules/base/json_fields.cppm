@@ -44,7 +44,7 @@ class Value {
 
  private:
   friend struct ValueAccess;  // the implementation's bridge to the parser's element
-  alignas(8) unsigned char element_[16]{};
+  alignas(8) unsigned char element_[sizeof(void*) + sizeof(std::size_t)]{};
 };
 
 /// A parsed document; it owns the memory its Values view.

@@ -3,6 +3,7 @@ module;
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -166,8 +167,21 @@ inline std::optional<double> parse_double(std::string_view s) noexcept {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   if (s.empty()) return std::nullopt;
   double value = 0;
+#if defined(_LIBCPP_VERSION) && _LIBCPP_VERSION < 200000
+  // libc++ before 20 (the WebAssembly build's) has no floating-point
+  // from_chars: strtod reads the same digits, in the only locale WASI has,
+  // once anything from_chars would refuse (blanks, hex, words) is refused.
+  if (s.size() > 64 || s.find_first_not_of("0123456789.eE+-") != std::string_view::npos) return std::nullopt;
+  char digits[65];
+  s.copy(digits, s.size());
+  digits[s.size()] = '\0';
+  char* end = nullptr;
+  value = std::strtod(digits, &end);
+  if (end != digits + s.size()) return std::nullopt;
+#else
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
+#endif
   if (!(value == value) || value > 1.7e308 || value < -1.7e308) return std::nullopt;
   return value;
 }

@@ -36,10 +36,12 @@ struct hwaccel_registry {
   hwaccel::AcceleratorRegistry registry;
 };
 
+#if !defined(__wasi__)  // the WebAssembly build has no machine to watch
 struct hwaccel_watcher {
   std::unique_ptr<hwaccel::System> system;  // what the watcher reads; outlives it
   std::unique_ptr<hwaccel::Watcher> watcher;
 };
+#endif
 
 struct hwaccel_request {
   std::map<std::string, std::string, std::less<>> values;
@@ -88,11 +90,15 @@ inline hwaccel_status status_of(ErrorKind kind) noexcept {
 // Allocating the error object may itself fail: the status still tells.
 inline hwaccel_status report(hwaccel_error** error, hwaccel_status status, std::string_view message) noexcept {
   if (error) {
+#if __cpp_exceptions
     try {
       *error = new hwaccel_error{status, std::string(message)};
     } catch (...) {
       *error = nullptr;
     }
+#else
+    *error = new hwaccel_error{status, std::string(message)};
+#endif
   }
   return status;
 }
@@ -104,6 +110,10 @@ inline hwaccel_status report(hwaccel_error** error, const hwaccel::Error& e) noe
 // Runs `body` (returning hwaccel_status) so that no exception escapes.
 template <class Body>
 inline hwaccel_status guarded(hwaccel_error** error, Body&& body) noexcept {
+#if !__cpp_exceptions
+  (void)error;
+  return body();  // built without exceptions (WebAssembly): nothing can escape
+#else
   try {
     return body();
   } catch (const std::bad_alloc&) {
@@ -117,6 +127,7 @@ inline hwaccel_status guarded(hwaccel_error** error, Body&& body) noexcept {
   } catch (...) {
     return report(error, HWACCEL_ERROR_INTERNAL, "internal error: unknown exception");
   }
+#endif
 }
 
 // NUL-terminated names of an enum's values, built once from the library's
@@ -129,7 +140,9 @@ inline const char* enum_name(Enum value) noexcept {
     std::array<std::string, max_values> names;
     std::size_t count = 0;
   };
+#if __cpp_exceptions
   try {
+#endif
     static const Table table = [] {
       Table t;
       for (; t.count < max_values; ++t.count) {
@@ -141,9 +154,11 @@ inline const char* enum_name(Enum value) noexcept {
     }();
     const auto i = static_cast<std::size_t>(value);
     return i < table.count ? table.names[i].c_str() : "unknown";
+#if __cpp_exceptions
   } catch (...) {
     return "unknown";
   }
+#endif
 }
 
 inline const char* c_str_or_null(const std::optional<std::string>& value) noexcept {

@@ -46,12 +46,17 @@ HWACCEL_API void hwaccel_error_free(hwaccel_error* error) { delete error; }
 
 HWACCEL_API const char* hwaccel_version(void) {
   // library_version() views a string literal; copied once to be sure of the NUL.
+#if __cpp_exceptions
   try {
     static const std::string version(hwaccel::library_version());
     return version.c_str();
   } catch (...) {
     return "unknown";
   }
+#else
+  static const std::string version(hwaccel::library_version());
+  return version.c_str();
+#endif
 }
 
 HWACCEL_API uint32_t hwaccel_c_api_version(void) { return HWACCEL_C_API_VERSION; }

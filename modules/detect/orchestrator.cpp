@@ -9,7 +9,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
+#include "threads.hpp"
 #include <utility>
 #include <vector>
 module hwaccel.detect;
@@ -23,7 +23,7 @@ bool selected(const Detector& d, const DetectOptions& options) {
 
 // A detector whose tools are all absent cannot block on a process: running it
 // inline saves a thread start, which costs more than most sysfs probes.
-bool may_wait_on_tool(const Detector& d, const System& system, bool tools_looked_for) {
+[[maybe_unused]] bool may_wait_on_tool(const Detector& d, const System& system, bool tools_looked_for) {
   return tools_looked_for && !system.runs_instantly() &&
          std::any_of(d.tools.begin(), d.tools.end(), [&](std::string_view tool) { return system.find_tool(tool).has_value(); });
 }
@@ -175,7 +175,7 @@ class ObservingSystem final : public System {
 // running out) must not take the caller's process down, nor the other
 // backends' results: what it found is dropped and a warning says why. The
 // words "stopped on an internal error" are what the fuzz targets look for.
-DetectorOutput stopped_output(const DetectContext& ctx, std::string_view detector, std::string_view what) {
+[[maybe_unused]] DetectorOutput stopped_output(const DetectContext& ctx, std::string_view detector, std::string_view what) {
   DetectorOutput out;
   ctx.warn(out, WarningKind::parse_error,
            text::cat(detector, " stopped on an internal error (", text::excerpt(what, 200),
@@ -197,6 +197,7 @@ void run_one(const Detector& d, const System& machine, const DetectOptions& opti
   if (options.wants(LogLevel::debug))
     options.report(DiagnosticEvent{LogLevel::debug, "detector_start", d.name, {}, {}, {}, -1, std::chrono::microseconds{-1}});
   DetectContext ctx(system, options, d.name);
+#if __cpp_exceptions
   try {
     slot.output = d.detect(ctx);
   } catch (const std::exception& e) {
@@ -204,6 +205,9 @@ void run_one(const Detector& d, const System& machine, const DetectOptions& opti
   } catch (...) {
     slot.output = stopped_output(ctx, d.name, "an exception that is not a std::exception");
   }
+#else
+  slot.output = d.detect(ctx);  // without exceptions, an internal error ends the program
+#endif
   slot.elapsed = since(start);
   if (options.wants(LogLevel::info))
     options.report(DiagnosticEvent{LogLevel::info, "detector_done", d.name, {},
@@ -232,7 +236,9 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
   const System& system = cache ? static_cast<const System&>(*cache) : machine;
   const auto table = detector_table();
   std::vector<Slot> slots(table.size());
+#if HWACCEL_HAS_THREADS
   std::vector<std::jthread> threads;
+#endif
 
   // The kernel's traces decide whose tools are looked for; read only when
   // they decide for a selected detector.
@@ -246,13 +252,18 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
     const Detector& d = *table[i];
     if (!selected(d, options)) continue;
     tools_looked_for[i] = looks_for_tools(d, traces, options);
-    if (may_wait_on_tool(d, system, tools_looked_for[i]))
+#if HWACCEL_HAS_THREADS
+    if (may_wait_on_tool(d, system, tools_looked_for[i])) {
       threads.emplace_back([&, i] { run_one(*table[i], system, options, tools_looked_for[i], slots[i]); });
-    else
-      inline_ones.push_back(i);
+      continue;
+    }
+#endif
+    inline_ones.push_back(i);
   }
   for (std::size_t i : inline_ones) run_one(*table[i], system, options, tools_looked_for[i], slots[i]);
+#if HWACCEL_HAS_THREADS
   threads.clear();  // joins
+#endif
 
   // Merge in table order, whatever order the threads finished in.
   Inventory inv;

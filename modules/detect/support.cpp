@@ -7,7 +7,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
+#include "threads.hpp"
 #include <vector>
 module hwaccel.detect;
 
@@ -70,11 +70,15 @@ std::string_view to_string(LogLevel level) noexcept {
 
 void DetectOptions::report(const DiagnosticEvent& event) const noexcept {
   if (!wants(event.level)) return;
+#if __cpp_exceptions
   try {
     (*sink)(event);
   } catch (...) {
     // A sink that throws loses its event, never the detection.
   }
+#else
+  (*sink)(event);
+#endif
 }
 
 Result<LogLevel> parse_log_level(std::string_view text) {
@@ -191,16 +195,18 @@ Result<ToolResult> DetectContext::run(std::vector<std::string> argv) const {
 std::vector<Result<ToolResult>> DetectContext::run_concurrently(std::span<const ToolRequest> requests) const {
   std::vector<Result<ToolResult>> results(requests.size(), fail(ErrorKind::tool_failed, "not run"));
   if (requests.empty()) return results;
-  if (system_.runs_instantly()) {
+  if (!HWACCEL_HAS_THREADS || system_.runs_instantly()) {
     for (std::size_t i = 0; i < requests.size(); ++i) results[i] = system_.run(requests[i]);
     return results;
   }
+#if HWACCEL_HAS_THREADS
   std::vector<std::jthread> workers;
   workers.reserve(requests.size() - 1);
   for (std::size_t i = 1; i < requests.size(); ++i)
     workers.emplace_back([&, i] { results[i] = system_.run(requests[i]); });
   results[0] = system_.run(requests[0]);
   workers.clear();  // joins
+#endif
   return results;
 }
 

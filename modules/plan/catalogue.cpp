@@ -8,7 +8,7 @@ module;
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
+#include "threads.hpp"
 #include <optional>
 #include <span>
 #include <string>
@@ -150,7 +150,7 @@ class LazyCatalogue {
   json::DataFile file_;
   std::vector<json::Value> values_;
   std::vector<std::vector<std::string_view>> names_;  // per entry: its id first, then every name it answers to
-  std::mutex mutex_;
+  Mutex mutex_;
   // Sized once, so that an entry stays where it was read; an entry is read
   // (read_[i]) before anyone is given it.
   std::vector<CatalogueEntry> entries_;

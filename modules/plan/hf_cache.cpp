@@ -28,15 +28,15 @@ namespace {
 namespace fs = std::filesystem;
 
 // More entries than this in a snapshot or snapshots/ folder is not a cache.
-constexpr std::size_t max_folder_entries = 65536;
-constexpr std::uint64_t max_ref_file_bytes = 256;
+[[maybe_unused]] constexpr std::size_t max_folder_entries = 65536;
+[[maybe_unused]] constexpr std::uint64_t max_ref_file_bytes = 256;
 
 bool word_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 bool repo_char(char c) noexcept { return word_char(c) || c == '.' || c == '-'; }
 bool hex_digit(char c) noexcept { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-bool all_hex(std::string_view s) noexcept { return !s.empty() && std::all_of(s.begin(), s.end(), hex_digit); }
+[[maybe_unused]] bool all_hex(std::string_view s) noexcept { return !s.empty() && std::all_of(s.begin(), s.end(), hex_digit); }
 
 // Why `part` is not a valid org or repo name; empty when it is.
 std::string part_problem(std::string_view part, std::string_view what) {
@@ -66,6 +66,7 @@ std::string revision_problem(std::string_view rev) {
   return {};
 }
 
+#if !defined(__wasi__)  // the Hugging Face cache is a folder of links: no realpath in WebAssembly
 // Whether `child` (canonical) is `parent` (canonical) or below it.
 bool inside(const fs::path& child, const fs::path& parent) {
   const fs::path rel = child.lexically_relative(parent);
@@ -155,6 +156,7 @@ Result<void> check_snapshot(const fs::path& snapshot, const fs::path& repo_real)
   if (ec) return fail(ErrorKind::io_error, text::cat("cannot list ", snapshot.string(), ": ", ec.message()));
   return {};
 }
+#endif
 
 std::optional<std::string> process_env(std::string_view name) {
   const std::string n(name);
@@ -217,6 +219,11 @@ std::optional<HfCacheRoot> hf_hub_cache_root(const EnvLookup& env) {
 std::optional<HfCacheRoot> hf_hub_cache_root() { return hf_hub_cache_root(process_env); }
 
 Result<fs::path> find_hf_snapshot(const HfRepoId& repo, const fs::path& root) {
+#if defined(__wasi__)
+  (void)root;
+  return fail(ErrorKind::unsupported, text::cat(repo.repo(), ": WebAssembly has no Hugging Face cache to read; ",
+                                                 "give the model's config.json or its weight files' headers"));
+#else
   // Validated again: a HfRepoId built by hand must not steer the path either.
   auto checked = parse_hf_repo_id(text::cat(repo.repo(), "@", repo.revision));
   if (!checked) return fail(checked.error());
@@ -264,6 +271,7 @@ Result<fs::path> find_hf_snapshot(const HfRepoId& repo, const fs::path& root) {
   return fail(ErrorKind::invalid_input,
               text::cat(repo_dir.string(), " has no refs/main and ", snapshots->size(), " snapshots: ", joined(*snapshots),
                         "; choose one with ", repo.repo(), "@<commit>"));
+#endif
 }
 
 }  // namespace hwaccel

@@ -32,16 +32,17 @@ namespace {
 // A model folder: safetensors (an index or a single file, with config.json
 // beside it when there is one), a config.json alone, or a single .gguf.
 Result<ModelDescription> read_model_folder(const std::filesystem::path& path) {
-  std::error_code ec;
+  const auto exists = [&](const char* name) { return path_kind((path / name).string()) != PathKind::missing; };
   for (const char* index : {"model.safetensors.index.json", "model.safetensors"})
-    if (std::filesystem::exists(path / index, ec)) return read_safetensors(path / index);
-  if (std::filesystem::exists(path / "config.json", ec)) return read_config_json(path / "config.json");
+    if (exists(index)) return read_safetensors(path / index);
+  if (exists("config.json")) return read_config_json(path / "config.json");
   std::vector<std::filesystem::path> ggufs;
-  for (const auto& entry : std::filesystem::directory_iterator(path, ec))
-    if (entry.path().extension() == ".gguf") ggufs.push_back(entry.path());
+  // A folder that cannot be listed holds no .gguf file to read.
+  constexpr std::size_t most_entries = 1'000'000;
+  for (const auto& name : folder_entries(path.string(), most_entries).value_or(std::vector<std::string>{}))
+    if (name.ends_with(".gguf") && name.size() > 5) ggufs.push_back(path / name);
   if (ggufs.size() == 1) return read_gguf(ggufs.front());
   if (ggufs.size() > 1) {
-    std::sort(ggufs.begin(), ggufs.end());
     std::string names;
     for (std::size_t i = 0; i < ggufs.size() && i < 8; ++i) names += text::cat(i ? ", " : "", ggufs[i].filename().string());
     if (ggufs.size() > 8) names += text::cat(" and ", ggufs.size() - 8, " more");
@@ -122,10 +123,9 @@ Result<ModelDescription> load_named_model(std::string_view name) {
 Result<ModelDescription> load_model(std::string_view file_or_name) {
   if (text::trim(file_or_name).empty()) return fail(ErrorKind::invalid_input, "no model given");
   const std::filesystem::path path{std::string(file_or_name)};
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) return load_named_model(file_or_name);
-  if (std::filesystem::is_directory(status)) return read_model_folder(path);
+  const PathKind kind = path_kind(path.string());
+  if (kind == PathKind::missing) return load_named_model(file_or_name);
+  if (kind == PathKind::directory) return read_model_folder(path);
   const std::string name = path.filename().string();
   if (name.ends_with(".gguf")) return read_gguf(path);
   if (name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json")) return read_safetensors(path);

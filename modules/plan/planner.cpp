@@ -618,11 +618,7 @@ void attach_load_time(const Machines& machines, const ModelDescription& model, P
   std::string path;
   const bool from_files = model.source == ModelSource::gguf || model.source == ModelSource::safetensors ||
                           model.source == ModelSource::hf_config;
-  if (from_files && !model.origin.empty()) {
-    std::error_code ec;
-    const auto absolute = std::filesystem::absolute(model.origin, ec);
-    if (!ec) path = absolute.lexically_normal().string();
-  }
+  if (from_files && !model.origin.empty()) path = absolute_path(model.origin);
   auto estimate = estimate_load_time(registry, bytes, path);
   if (!estimate) {
     plan.assumptions.push_back(text::cat("load time unknown: ", estimate.error().message));

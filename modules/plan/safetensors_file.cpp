@@ -234,8 +234,7 @@ Result<ModelDescription> describe_safetensors(const std::vector<SafetensorsTenso
   // The architecture: config.json beside the weights, else inferred.
   const auto dir = path.parent_path();
   ModelDescription d;
-  std::error_code ec;
-  if (std::filesystem::exists(dir / "config.json", ec)) {
+  if (path_kind((dir / "config.json").string()) != PathKind::missing) {
     auto config = read_config_json(dir / "config.json");
     if (!config) return config;
     d = std::move(*config);
@@ -265,9 +264,9 @@ Result<ModelDescription> describe_safetensors(const std::vector<SafetensorsTenso
 }
 
 Result<ModelDescription> read_safetensors_index(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return fail(ErrorKind::not_found, text::cat("cannot read ", path.string(), ": ", ec.message()));
+  const auto sized = regular_file_size(path.string());
+  if (!sized) return fail(sized.error());
+  const std::uint64_t size = *sized;
   if (size > max_safetensors_index_bytes)
     return fail(ErrorKind::invalid_input, text::cat(path.string(), " is ", size, " bytes; an index is at most ",
                                                     max_safetensors_index_bytes));

@@ -12,11 +12,10 @@ module;
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
+#include "threads.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -259,10 +258,9 @@ struct FixtureSystem::State {
   // A captured output file must really be inside commands/: a symlinked
   // folder on the way could point anywhere.
   bool inside_commands(const std::string& rel) const {
-    char resolved[PATH_MAX];
-    const std::string full = commands_dir + "/" + rel;
-    if (!::realpath(full.c_str(), resolved)) return true;  // the read reports the missing file
-    const std::string_view r(resolved);
+    const auto resolved = real_path(commands_dir + "/" + rel);
+    if (!resolved) return true;  // the read reports the missing file
+    const std::string_view r(*resolved);
     return r.starts_with(commands_dir) && r.size() > commands_dir.size() && r[commands_dir.size()] == '/';
   }
 
@@ -294,7 +292,7 @@ struct FixtureSystem::State {
   // /sys/bus/pci/devices link), and the tree does not change once opened, so
   // each such folder is walked once. Only folders that resolved are kept, so
   // every failure is reported by the walk, with its own message.
-  mutable std::mutex folders_mutex;
+  mutable Mutex folders_mutex;
   mutable std::unordered_map<std::string, const Node*, NameHash, std::equal_to<>> folders;
 
   // `path` as walk() resolves it, through the folder cache where the last
@@ -395,10 +393,9 @@ namespace {
 Result<std::string> resolved_folder(std::string_view dir) {
   std::string d(dir);
   while (d.size() > 1 && d.back() == '/') d.pop_back();
-  char resolved[PATH_MAX];
-  if (!::realpath(d.c_str(), resolved))
-    return fail(ErrorKind::not_found, text::cat("fixture folder ", dir, ": ", std::strerror(errno)));
-  return std::string(resolved);
+  auto resolved = real_path(d);
+  if (!resolved) return fail(resolved.error().kind, text::cat("fixture folder ", dir, ": ", resolved.error().message));
+  return resolved;
 }
 
 // fixture.json of `folder`; nullopt when it has none and `required` is false.
@@ -562,7 +559,11 @@ Result<ToolResult> FixtureSystem::run(const ToolRequest& request) const {
   if (it == commands.end())
     return fail(ErrorKind::not_captured, text::cat(command(), ": not captured in this fixture"));
   const auto sleep_for = [&](std::chrono::milliseconds d) {
+#if HWACCEL_HAS_THREADS
     if (state_->options.simulate_durations) std::this_thread::sleep_for(std::min(d, request.timeout));
+#else
+    (void)d;  // latency benchmarks run natively only
+#endif
   };
   if (it->hang || (it->duration_ms && std::chrono::milliseconds(*it->duration_ms) > request.timeout)) {
     sleep_for(request.timeout);

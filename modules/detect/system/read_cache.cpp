@@ -4,7 +4,7 @@ module;
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <mutex>
+#include "threads.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +29,7 @@ using PathMap = std::unordered_map<std::string, T, PathHash, std::equal_to<>>;
 // keeps its answer. When two threads miss at once both ask; the first answer
 // kept is the one served afterwards.
 template <class T, class Fetch>
-T cached(std::mutex& mutex, PathMap<T>& map, std::string_view path, Fetch fetch) {
+T cached(Mutex& mutex, PathMap<T>& map, std::string_view path, Fetch fetch) {
   {
     std::lock_guard lock(mutex);
     if (const auto it = map.find(path); it != map.end()) return it->second;
@@ -49,7 +49,7 @@ struct ReadCache::State {
     std::size_t cap = 0;
   };
 
-  std::mutex mutex;
+  Mutex mutex;
   PathMap<File> files;
   PathMap<Result<std::vector<DirEntry>>> dirs;
   PathMap<Result<std::string>> links;

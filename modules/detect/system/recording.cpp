@@ -7,7 +7,7 @@ module;
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
+#include "threads.hpp"
 #include <optional>
 #include <set>
 #include <string>
@@ -46,7 +46,7 @@ std::string join_path(const std::vector<std::string>& names) {
 }  // namespace
 
 struct RecordingSystem::State {
-  std::mutex mutex;
+  Mutex mutex;
   // Everything keyed by its resolved path (no symlinks in it).
   std::map<std::string, FileContent> files;
   std::map<std::string, std::string> links;       // link path -> target as stored

@@ -244,19 +244,18 @@ Result<std::unique_ptr<TimelineSystem>> TimelineSystem::open(std::string_view di
   // Layers since the last complete state, which each state is opened with.
   std::string layered_base = base;
   std::vector<FixtureSystem::Layer> layers;
-  char resolved_base[PATH_MAX];
-  if (!::realpath(base.c_str(), resolved_base))
-    return fail(ErrorKind::not_found, text::cat("fixture folder ", dir, ": ", std::strerror(errno)));
+  const auto real_base = real_path(base);
+  if (!real_base) return fail(real_base.error().kind, text::cat("fixture folder ", dir, ": ", real_base.error().message));
+  const std::string& resolved_base = *real_base;
   for (const TimelineStep& step : state->timeline.steps) {
     // A state folder must really be inside the fixture: a link on its way
     // could point anywhere, and nothing outside the fixture is ever read.
     if (step.state) {
-      char resolved[PATH_MAX];
-      const std::string folder = text::cat(base, "/", *step.state);
-      if (!::realpath(folder.c_str(), resolved))
-        return fail(ErrorKind::not_found, text::cat("timeline step ", state->states.size(), ": state folder ",
-                                                    text::excerpt(*step.state), ": ", std::strerror(errno)));
-      const std::string_view inside(resolved);
+      const auto resolved = real_path(text::cat(base, "/", *step.state));
+      if (!resolved)
+        return fail(resolved.error().kind, text::cat("timeline step ", state->states.size(), ": state folder ",
+                                                     text::excerpt(*step.state), ": ", resolved.error().message));
+      const std::string_view inside(*resolved);
       const std::string_view root(resolved_base);
       if (!inside.starts_with(root) || inside.size() <= root.size() || inside[root.size()] != '/')
         return fail(ErrorKind::escapes_root, text::cat("timeline step ", state->states.size(), ": state folder ",
