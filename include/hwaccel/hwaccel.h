@@ -44,7 +44,7 @@
 
 /* Version of this C interface. It changes only when an existing declaration
  * changes incompatibly; additions keep it. */
-#define HWACCEL_C_API_VERSION 3
+#define HWACCEL_C_API_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -312,6 +312,23 @@ HWACCEL_API hwaccel_status hwaccel_plan_json(const hwaccel_registry* registry, c
  * `hwaccel train --json` prints it. */
 HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, const hwaccel_request* request,
                                               uint32_t flags, char** out, size_t* length, hwaccel_error** error);
+
+/* ---- recommendations and the built-in lists (C API version 4) ---------- */
+
+/* The cheapest cloud instances that run the request's model, as `hwaccel
+ * recommend --json` prints them (docs/planning.md). Keys: the planning
+ * inputs and plan keys above, and provider (aws,gcp,azure), max-instances,
+ * catalogue (an instance catalogue file; $HWACCEL_INSTANCE_CATALOGUE). */
+HWACCEL_API hwaccel_status hwaccel_recommend_json(const hwaccel_request* request, uint32_t flags, char** out,
+                                                  size_t* length, hwaccel_error** error);
+
+/* The published device specs `devices` accepts, and those of the request's
+ * `device-specs` file (its only key), as `hwaccel specs --json` prints them. */
+HWACCEL_API hwaccel_status hwaccel_device_specs_json(const hwaccel_request* request, char** out, size_t* length,
+                                                     hwaccel_error** error);
+
+/* The model catalogue, as `hwaccel models --json` prints it. */
+HWACCEL_API hwaccel_status hwaccel_models_json(char** out, size_t* length, hwaccel_error** error);
 
 /* ---- watching the machine (docs/watch.md; C API version 3) ---- */
 

@@ -34,7 +34,8 @@ const char* table_name(std::span<const hwaccel::SettingKey<Settings>> keys, std:
 // a key no table has.
 std::optional<std::string_view> canonical_key(std::string_view key) {
   for (const char* name : {table_name(hwaccel::planning_input_keys(), key), table_name(hwaccel::inference_setting_keys(), key),
-                           table_name(hwaccel::training_setting_keys(), key), table_name(hwaccel::training_model_keys(), key)})
+                           table_name(hwaccel::training_setting_keys(), key), table_name(hwaccel::training_model_keys(), key),
+                           table_name(hwaccel::recommend_setting_keys(), key)})
     if (name) return std::string_view(name);
   return std::nullopt;
 }
@@ -48,6 +49,22 @@ bool train_key(std::string_view key) {
   return hwaccel::find_setting_key(hwaccel::planning_input_keys(), key) ||
          hwaccel::find_setting_key(hwaccel::training_setting_keys(), key) ||
          hwaccel::find_setting_key(hwaccel::training_model_keys(), key);
+}
+
+bool recommend_key(std::string_view key) {
+  return plan_key(key) || hwaccel::find_setting_key(hwaccel::recommend_setting_keys(), key);
+}
+
+bool specs_key(std::string_view key) { return key == "device-specs"; }
+
+// What a key a call does not read is, for its error: the call it belongs to.
+std::string_view kind_of_key(std::string_view key) {
+  if (hwaccel::find_setting_key(hwaccel::training_setting_keys(), key) ||
+      hwaccel::find_setting_key(hwaccel::training_model_keys(), key))
+    return "a training setting";
+  if (hwaccel::find_setting_key(hwaccel::inference_setting_keys(), key)) return "an inference-plan setting";
+  if (hwaccel::find_setting_key(hwaccel::recommend_setting_keys(), key)) return "a recommendation setting";
+  return "not read by this call";
 }
 
 std::vector<Setting> settings_of(const hwaccel_request& request) {
@@ -64,17 +81,16 @@ hwaccel_status report_in(hwaccel_error** error, std::string_view operation, cons
 
 // The checks a request call starts with, in the order the header documents
 // them: the request and the output pointer given, no unknown flag bits, and
-// every key one the call reads (`accepts`); `others` says what the rest are.
-// HWACCEL_OK lets the call go on.
+// every key one the call reads (`accepts`). HWACCEL_OK lets the call go on.
 hwaccel_status check_request_call(hwaccel_error** error, std::string_view operation, const hwaccel_request* request,
-                                  char** out, uint32_t flags, bool (*accepts)(std::string_view), std::string_view others) {
+                                  char** out, uint32_t flags, bool (*accepts)(std::string_view)) {
   if (!request) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": request is NULL"));
   if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": out is NULL"));
   if ((flags & ~HWACCEL_JSON_PRETTY) != 0)
     return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": unknown flag bits"));
   for (const auto& [key, value] : request->values)
     if (!accepts(key))
-      return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": '", key, "' is ", others));
+      return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, hwaccel::text::cat(operation, ": '", key, "' is ", kind_of_key(key)));
   return HWACCEL_OK;
 }
 
@@ -83,11 +99,15 @@ hwaccel_status check_request_call(hwaccel_error** error, std::string_view operat
 extern "C" {
 
 HWACCEL_API hwaccel_request* hwaccel_request_new(void) {
+#if __cpp_exceptions
   try {
     return new hwaccel_request{};
   } catch (...) {
     return nullptr;
   }
+#else
+  return new hwaccel_request{};
+#endif
 }
 
 HWACCEL_API void hwaccel_request_free(hwaccel_request* request) { delete request; }
@@ -127,8 +147,7 @@ HWACCEL_API hwaccel_status hwaccel_plan_json(const hwaccel_registry* registry, c
   if (length) *length = 0;
   return guarded(error, [&] {
     constexpr std::string_view operation = "hwaccel_plan_json";
-    if (const auto checked = check_request_call(error, operation, request, out, flags, &plan_key, "a training setting");
-        checked != HWACCEL_OK)
+    if (const auto checked = check_request_call(error, operation, request, out, flags, &plan_key); checked != HWACCEL_OK)
       return checked;
     const std::vector<Setting> values = settings_of(*request);
     auto inputs = hwaccel::read_planning_inputs(values);
@@ -155,9 +174,7 @@ HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, 
   if (length) *length = 0;
   return guarded(error, [&] {
     constexpr std::string_view operation = "hwaccel_train_json";
-    if (const auto checked =
-            check_request_call(error, operation, request, out, flags, &train_key, "an inference-plan setting");
-        checked != HWACCEL_OK)
+    if (const auto checked = check_request_call(error, operation, request, out, flags, &train_key); checked != HWACCEL_OK)
       return checked;
     const std::vector<Setting> values = settings_of(*request);
     auto inputs = hwaccel::read_planning_inputs(values);
@@ -177,6 +194,58 @@ HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, 
     auto estimate = hwaccel::plan_training(*cluster, *model, *settings, *auxiliary);
     if (!estimate) return report(error, estimate.error());
     return return_json(hwaccel::to_json(*estimate, (flags & HWACCEL_JSON_PRETTY) != 0), out, length);
+  });
+}
+
+HWACCEL_API hwaccel_status hwaccel_recommend_json(const hwaccel_request* request, uint32_t flags, char** out, size_t* length,
+                                                  hwaccel_error** error) {
+  if (out) *out = nullptr;
+  if (length) *length = 0;
+  return guarded(error, [&] {
+    constexpr std::string_view operation = "hwaccel_recommend_json";
+    if (const auto checked = check_request_call(error, operation, request, out, flags, &recommend_key); checked != HWACCEL_OK)
+      return checked;
+    const std::vector<Setting> values = settings_of(*request);
+    auto inputs = hwaccel::read_planning_inputs(values);
+    if (!inputs) return report_in(error, operation, inputs.error());
+    auto options = hwaccel::read_recommend_options(values);
+    if (!options) return report_in(error, operation, options.error());
+    auto model = inputs->load_model();
+    if (!model) return report_in(error, operation, model.error());
+    if (auto v = options->settings.validate(*model); !v) return report_in(error, operation, v.error());
+    const auto specs = inputs->load_device_specs();
+    if (!specs) return report_in(error, operation, specs.error());
+    if (!specs->empty()) options->settings.device_specs = &*specs;
+    auto catalogue = options->load_catalogue(*specs);
+    if (!catalogue) return report_in(error, operation, catalogue.error());
+    auto r = hwaccel::recommend_instances(*model, *options, *catalogue);
+    if (!r) return report(error, r.error());
+    return return_json(hwaccel::to_json(*r, (flags & HWACCEL_JSON_PRETTY) != 0), out, length);
+  });
+}
+
+HWACCEL_API hwaccel_status hwaccel_device_specs_json(const hwaccel_request* request, char** out, size_t* length,
+                                                     hwaccel_error** error) {
+  if (out) *out = nullptr;
+  if (length) *length = 0;
+  return guarded(error, [&] {
+    constexpr std::string_view operation = "hwaccel_device_specs_json";
+    if (const auto checked = check_request_call(error, operation, request, out, 0, &specs_key); checked != HWACCEL_OK)
+      return checked;
+    auto inputs = hwaccel::read_planning_inputs(settings_of(*request));
+    if (!inputs) return report_in(error, operation, inputs.error());
+    const auto specs = inputs->load_device_specs();
+    if (!specs) return report_in(error, operation, specs.error());
+    return return_json(hwaccel::device_specs_json(*specs), out, length);
+  });
+}
+
+HWACCEL_API hwaccel_status hwaccel_models_json(char** out, size_t* length, hwaccel_error** error) {
+  if (out) *out = nullptr;
+  if (length) *length = 0;
+  return guarded(error, [&] {
+    if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_models_json: out is NULL");
+    return return_json(hwaccel::model_catalogue_json(), out, length);
   });
 }
 
