@@ -25,6 +25,8 @@ export interface PlanningInputs {
   devices?: string;
   /** A machine's devices: `hwaccel detect` JSON, as an object or its text. */
   registry?: object | string;
+  /** A machine's devices as a tool printed them (see devicesFromText). */
+  paste?: string;
   /** Copies of the node planned on (1 to 100000). */
   nodes?: number | string;
   /** The fabric between nodes ("ib-8x400g"). */
@@ -84,6 +86,13 @@ export function specs(): Promise<Record<string, unknown>>;
 
 /** The model catalogue (each entry's config.json): `hwaccel models --json`. */
 export function models(): Promise<Record<string, unknown>>;
+
+/** The devices pasted text describes: nvidia-smi (its table, -L,
+ *  --query-gpu CSV, -q, -q -x), rocm-smi, rocminfo, system_profiler
+ *  SPDisplaysDataType -json, xpu-smi, hl-smi, neuron-ls or vulkaninfo output,
+ *  a terminal transcript of "$ command" lines, or `hwaccel detect` JSON; as
+ *  `hwaccel detect --json` prints them (without timings unless asked). */
+export function devicesFromText(text: string, options?: { timings?: boolean; pretty?: boolean }): Promise<Record<string, unknown>>;
 
 /** The library's version. */
 export function version(): Promise<string>;

@@ -5,6 +5,7 @@ import { MemoryWasi, WasiExit } from './wasi.js';
 
 const HWACCEL_OK = 0;
 const HWACCEL_JSON_PRETTY = 1;
+const HWACCEL_JSON_NO_TIMINGS = 2;
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;  // a pasted text or a model header past this is not one
 
 let instancePromise = null;
@@ -158,13 +159,19 @@ function settingText(key, value) {
   throw new HwaccelError(`${key}: expected a string, number or boolean`, 'invalid_argument');
 }
 
-// A registry from `registry`: hwaccel detect JSON (an object or its text).
-function withRegistry(m, what, registry, use) {
-  if (registry === undefined || registry === null) return use(0);
-  const text = typeof registry === 'string' ? registry : JSON.stringify(registry);
-  checkedSize('registry', text);
+// A registry from `registry` (hwaccel detect JSON, an object or its text) or
+// from `paste` (what a tool printed: hwaccel_registry_from_text).
+function withRegistry(m, what, registry, paste, use) {
+  if (registry !== undefined && paste !== undefined)
+    throw new HwaccelError(`${what}: give registry or paste, not both`, 'invalid_argument');
+  if (registry === undefined && paste === undefined) return use(0);
+  const fromText = paste !== undefined;
+  const text = fromText ? paste : typeof registry === 'string' ? registry : JSON.stringify(registry);
+  if (typeof text !== 'string') throw new HwaccelError(`${what}: paste must be text`, 'invalid_argument');
+  checkedSize(fromText ? 'the paste' : 'registry', text);
+  const entry = fromText ? 'hwaccel_registry_from_text' : 'hwaccel_registry_from_json';
   const [handle] = withString(m, text, (ptr, len) =>
-    checked(m, what, 1, (error, out) => m.exports.hwaccel_registry_from_json(ptr, len, out, error)));
+    checked(m, what, 1, (error, out) => m.exports[entry](ptr, len, out, error)));
   try {
     return use(handle);
   } finally {
@@ -191,7 +198,7 @@ function withRequest(m, what, values, use) {
 
 function requestCall(what, entry, options = {}) {
   if (options === null || typeof options !== 'object') throw new HwaccelError(`${what}: options must be an object`, 'invalid_argument');
-  const { registry, pretty, ...rest } = options;
+  const { registry, paste, pretty, ...rest } = options;
   const { files, values } = modelFiles(rest);
   return call(what, (m) => {
     m.wasi.setFiles(files);
@@ -199,11 +206,12 @@ function requestCall(what, entry, options = {}) {
       return withRequest(m, what, values, (request) => {
         const flags = pretty ? HWACCEL_JSON_PRETTY : 0;
         if (entry === 'hwaccel_recommend_json') {
-          if (registry !== undefined) throw new HwaccelError(`${what}: recommend plans for cloud instances, not a registry`, 'invalid_argument');
+          if (registry !== undefined || paste !== undefined)
+            throw new HwaccelError(`${what}: recommend plans for cloud instances, not a machine's devices`, 'invalid_argument');
           const [json] = checked(m, what, 2, (error, out, length) => m.exports[entry](request, flags, out, length, error));
           return takeJson(m, json);
         }
-        return withRegistry(m, what, registry, (handle) => {
+        return withRegistry(m, what, registry, paste, (handle) => {
           const [json] = checked(m, what, 2, (error, out, length) => m.exports[entry](handle, request, flags, out, length, error));
           return takeJson(m, json);
         });
@@ -221,6 +229,18 @@ export function plan(options) { return requestCall('plan', 'hwaccel_plan_json', 
 
 /** Estimates training memory: `hwaccel train --json` with the same options. */
 export function train(options) { return requestCall('train', 'hwaccel_train_json', options); }
+
+/** The devices pasted text describes (nvidia-smi, rocm-smi, system_profiler,
+ *  xpu-smi, ... output, a "$ command" transcript, or hwaccel detect JSON) as
+ *  `hwaccel detect --json` prints them; `timings: true` keeps timings_us. */
+export function devicesFromText(text, { timings = false, pretty = false } = {}) {
+  return call('devicesFromText', (m) => withRegistry(m, 'devicesFromText', undefined, text, (handle) => {
+    const flags = (pretty ? HWACCEL_JSON_PRETTY : 0) | (timings ? 0 : HWACCEL_JSON_NO_TIMINGS);
+    const [json] = checked(m, 'devicesFromText', 2, (error, out, length) =>
+      m.exports.hwaccel_registry_to_json(handle, flags, out, length, error));
+    return takeJson(m, json);
+  }));
+}
 
 /** The cheapest cloud instances that run a model: `hwaccel recommend --json`. */
 export function recommend(options) { return requestCall('recommend', 'hwaccel_recommend_json', options); }

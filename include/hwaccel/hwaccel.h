@@ -179,6 +179,17 @@ HWACCEL_API hwaccel_status hwaccel_detect(const hwaccel_detect_options* options,
 HWACCEL_API hwaccel_status hwaccel_registry_from_json(const char* json, size_t length, hwaccel_registry** out,
                                                       hwaccel_error** error);
 
+/* The devices pasted text describes (C API version 4): `hwaccel detect`
+ * JSON, or tool output as a user copies it from a terminal (nvidia-smi's
+ * table, -L, --query-gpu CSV, -q or -q -x; rocm-smi; rocminfo;
+ * system_profiler SPDisplaysDataType -json; xpu-smi; hl-smi; neuron-ls;
+ * vulkaninfo; or a transcript of "$ command" lines and what each printed),
+ * detected by the same detectors as a machine. Text that is none of these is
+ * HWACCEL_ERROR_PARSE, naming what it looked for; over 16 MiB,
+ * HWACCEL_ERROR_INVALID_ARGUMENT. */
+HWACCEL_API hwaccel_status hwaccel_registry_from_text(const char* text, size_t length, hwaccel_registry** out,
+                                                      hwaccel_error** error);
+
 HWACCEL_API void hwaccel_registry_free(hwaccel_registry* registry);
 
 /* ---- the registry ------------------------------------------------------- */

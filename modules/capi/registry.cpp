@@ -26,6 +26,19 @@ HWACCEL_API hwaccel_status hwaccel_registry_from_json(const char* json, size_t l
   });
 }
 
+HWACCEL_API hwaccel_status hwaccel_registry_from_text(const char* text, size_t length, hwaccel_registry** out,
+                                                      hwaccel_error** error) {
+  if (out) *out = nullptr;
+  return guarded(error, [&] {
+    if (!out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_registry_from_text: out is NULL");
+    if (!text) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_registry_from_text: text is NULL");
+    auto parsed = hwaccel::registry_from_paste(std::string_view(text, length));
+    if (!parsed) return report(error, parsed.error());
+    *out = new hwaccel_registry{std::move(*parsed)};
+    return HWACCEL_OK;
+  });
+}
+
 HWACCEL_API void hwaccel_registry_free(hwaccel_registry* registry) { delete registry; }
 
 HWACCEL_API hwaccel_status hwaccel_registry_to_json(const hwaccel_registry* registry, uint32_t flags, char** out,

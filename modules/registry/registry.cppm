@@ -243,6 +243,14 @@ std::string summary_json(const AcceleratorRegistry& registry, bool pretty = fals
 /// Malformed input is a parse_error naming the offending field.
 [[nodiscard]] Result<AcceleratorRegistry> registry_from_json(std::string_view json);
 
+/// The devices pasted text describes: `hwaccel detect` JSON (read as
+/// registry_from_json reads it), or tool output (capture_from_paste: a
+/// transcript, or one tool's output recognised by its shape) detected by the
+/// same detectors as a machine, through make_pasted_system. Texts over
+/// max_paste_bytes are refused.
+[[nodiscard]] Result<AcceleratorRegistry> registry_from_paste(std::string_view text);
+inline constexpr std::size_t max_paste_bytes = std::size_t{16} << 20;
+
 // --- model load time ---------------------------------------------------------
 
 /// How long reading a model's files from storage takes, and on what it rests.

@@ -264,6 +264,17 @@ void capture_transcript(std::string_view, std::string_view input, Findings& find
   findings.check(output <= input.size(), "transcript: more output than input");
 }
 
+// A paste (the web page's and the npm package's input): recognised or
+// refused, and what is detected in it writes JSON that reads back.
+void pasted_devices(std::string_view, std::string_view input, Findings& findings) {
+  const auto registry = registry_from_paste(input);
+  if (!registry) {
+    findings.check(!registry.error().message.empty(), "paste: an error without a message");
+    return;
+  }
+  findings.check(registry_from_json(to_json(*registry)).has_value(), "paste: the detected registry's JSON does not read back");
+}
+
 void gc_info(std::string_view param, std::string_view input, Findings& findings) {
   if (param == "device") {
     (void)parsers::parse_gc_info_device(input);

@@ -33,6 +33,10 @@ struct ImportedCapture {
   std::vector<FileCopy> copies;
   std::map<std::string, std::string> contents;  ///< machine path -> text (`cat FILE` in a transcript)
   std::vector<std::string> notes;               ///< what was left out, and why
+  /// A pasted `nvidia-smi --query-gpu` CSV without its command line answers
+  /// any GPU query (its columns are found by name); with its command line,
+  /// only that command, as in a fixture.
+  bool any_gpu_query = false;
 };
 
 /// Reads a terminal transcript: each command on a line of its own starting
@@ -41,6 +45,23 @@ struct ImportedCapture {
 /// `cat /absolute/file` becomes that file. `path` names the transcript in
 /// messages. parse_error when no line is a command.
 [[nodiscard]] Result<ImportedCapture> parse_capture_transcript(std::string_view text, std::string_view path);
+
+/// The machine that pasted outputs describe, read in memory: what
+/// import_capture would write as a fixture folder, replayed without the folder
+/// (the WebAssembly build has none). A command runs when its argv was pasted
+/// (and any GPU query with `any_gpu_query`); every other command answers
+/// "not captured", every other file "no such file". The pasted files' folders
+/// exist; there are no links or device nodes.
+[[nodiscard]] std::unique_ptr<System> make_pasted_system(ImportedCapture capture);
+
+/// Pasted text as a capture: a terminal transcript ("$ command" lines:
+/// parse_capture_transcript), or one tool's output alone, recognised by its
+/// shape: nvidia-smi's default table, `-L`, `--query-gpu` CSV, `-q` and
+/// `-q -x`; rocm-smi (its table, `--showproductname`, `--json`); rocminfo;
+/// `system_profiler SPDisplaysDataType -json`; xpu-smi (its table and
+/// `discovery`); hl-smi; neuron-ls; vulkaninfo (full and `--summary`).
+/// parse_error naming what it looked for when the text is none of these.
+[[nodiscard]] Result<ImportedCapture> capture_from_paste(std::string_view text);
 
 /// What import_capture wrote.
 struct ImportSummary {
