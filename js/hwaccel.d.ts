@@ -82,10 +82,10 @@ export interface RecommendOptions extends PlanOptions {
 export function recommend(options: RecommendOptions): Promise<Record<string, unknown>>;
 
 /** The published device specs `devices` accepts: `hwaccel specs --json`. */
-export function specs(): Promise<Record<string, unknown>>;
+export function specs(): Promise<Array<Record<string, unknown>>>;
 
 /** The model catalogue (each entry's config.json): `hwaccel models --json`. */
-export function models(): Promise<Record<string, unknown>>;
+export function models(): Promise<Array<Record<string, unknown>>>;
 
 /** The devices pasted text describes: nvidia-smi (its table, -L,
  *  --query-gpu CSV, -q, -q -x), rocm-smi, rocminfo, system_profiler
