@@ -85,6 +85,17 @@ void nvidia_query_xml(std::string_view, std::string_view input, Findings& findin
   for (const auto& gpu : table->gpus) (void)parsers::cuda_capability_of_name(gpu.name);
 }
 
+void nvidia_default_table(std::string_view, std::string_view input, Findings& findings) {
+  const auto table = parsers::parse_default_table(input);
+  if (!table) return;
+  findings.check(!table->gpus.empty(), "table: success without a GPU row");
+  for (const auto& gpu : table->gpus) {
+    check_gpu(gpu, findings);
+    findings.check(gpu.index.has_value(), "table: a GPU row without its index was kept");
+    findings.check(!gpu.memory_free_bytes, "table: a free memory the table does not print");
+  }
+}
+
 void nvidia_gpu_list(std::string_view, std::string_view input, Findings& findings) {
   for (const auto& gpu : parsers::parse_gpu_list(input))
     for (const auto& mig : gpu.mig_devices)

@@ -298,6 +298,78 @@ TEST(CudaParsers, ListWithPartialMig) {
   EXPECT_TRUE(gpus[1].mig_devices.empty());
 }
 
+// The fuzz corpus holds the layouts of R470 and R570 tables, the latter with
+// MIG devices and processes.
+std::string default_table(std::string_view name) {
+  return hwaccel::testing::read_file(hwaccel::testing::fixtures_root().parent_path() / "tests/fuzz/corpus/nvidia_default_table" / name);
+}
+
+TEST(CudaParsers, DefaultTableWithMigDevicesAndProcesses) {
+  const auto table = parsers::parse_default_table(default_table("two-gpus-mig-and-processes.txt"));
+  ASSERT_TRUE(table) << table.error().message;
+  ASSERT_EQ(table->gpus.size(), 2u);
+  const auto& g0 = table->gpus[0];
+  EXPECT_EQ(g0.index, 0u);
+  EXPECT_EQ(g0.name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g0.bus_id, PciAddress::parse("00000000:07:00.0"));
+  EXPECT_EQ(g0.driver_version, "570.86.15");
+  EXPECT_EQ(g0.memory_total_bytes, 81920ull << 20);
+  EXPECT_EQ(g0.memory_used_bytes, 88ull << 20);
+  EXPECT_FALSE(g0.memory_free_bytes);  // not printed: the driver's reserve is in neither
+  EXPECT_EQ(g0.power_draw_watts, 61.0);
+  EXPECT_EQ(g0.power_limit_watts, 400.0);
+  EXPECT_EQ(g0.temperature_c, 33.0);
+  EXPECT_FALSE(g0.utilization_percent);  // N/A under MIG
+  EXPECT_EQ(g0.compute_mode, "Default");
+  EXPECT_EQ(g0.mig_enabled, true);
+  ASSERT_EQ(g0.mig_devices.size(), 2u);
+  EXPECT_EQ(g0.mig_devices[1].index, 1u);
+  EXPECT_EQ(g0.mig_devices[1].gpu_instance_id, 2u);
+  EXPECT_EQ(g0.mig_devices[1].compute_instance_id, 0u);
+  EXPECT_EQ(g0.mig_devices[1].memory_bytes, 40192ull << 20);
+  EXPECT_EQ(g0.mig_devices[1].memory_used_bytes, 44ull << 20);
+  EXPECT_EQ(g0.mig_devices[1].multiprocessors, 42u);
+  const auto& g1 = table->gpus[1];
+  EXPECT_EQ(g1.utilization_percent, 87.0);
+  EXPECT_EQ(g1.compute_mode, "Exclusive_Process");
+  EXPECT_EQ(g1.mig_enabled, false);
+  EXPECT_TRUE(g1.mig_devices.empty());
+  EXPECT_TRUE(table->problems.empty());
+}
+
+TEST(CudaParsers, DefaultTableOlderLayoutKeepsACutNameAndSaysSo) {
+  const auto table = parsers::parse_default_table(default_table("r470-layout-truncated-name.txt"));
+  ASSERT_TRUE(table) << table.error().message;
+  ASSERT_EQ(table->gpus.size(), 1u);
+  EXPECT_EQ(table->gpus[0].name, "Tesla V100-SXM2...");
+  EXPECT_EQ(table->gpus[0].memory_total_bytes, 16160ull << 20);
+  EXPECT_EQ(table->gpus[0].power_limit_watts, 300.0);
+  EXPECT_FALSE(table->gpus[0].mig_enabled);  // N/A
+  ASSERT_EQ(table->problems.size(), 1u);
+  EXPECT_EQ(table->problems[0].kind, WarningKind::truncated);
+  EXPECT_NE(table->problems[0].message.find("cuts the name short"), std::string::npos);
+}
+
+TEST(CudaParsers, DefaultTableGarbageAndDamage) {
+  EXPECT_FALSE(parsers::parse_default_table(""));
+  EXPECT_FALSE(parsers::parse_default_table("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."));
+  EXPECT_FALSE(parsers::parse_default_table(std::string(5000, '|')));
+  // Cut in the middle of the first GPU: the row that is there is read.
+  auto text = default_table("two-gpus-mig-and-processes.txt");
+  text.resize(text.find("| N/A   33C"));
+  const auto cut = parsers::parse_default_table(text);
+  ASSERT_TRUE(cut);
+  ASSERT_EQ(cut->gpus.size(), 1u);
+  EXPECT_FALSE(cut->gpus[0].memory_total_bytes);
+  // A value that is not plausible is dropped with a problem.
+  auto bad = default_table("r470-layout-truncated-name.txt");
+  bad.replace(bad.find("300W"), 4, "9e9W");
+  const auto damaged = parsers::parse_default_table(bad);
+  ASSERT_TRUE(damaged);
+  EXPECT_FALSE(damaged->gpus[0].power_limit_watts);
+  EXPECT_EQ(damaged->problems.back().kind, WarningKind::invalid_value);
+}
+
 TEST(CudaParsers, ListLineWithoutIndexIsSkipped) {
   // "GPU " followed only by the UUID (a cut line): nothing to number, no crash.
   const auto gpus = parsers::parse_gpu_list(
@@ -822,6 +894,32 @@ TEST(CudaDetection, ListingAloneEnumeratesTheGpus) {
   EXPECT_TRUE(has_warning(r, WarningKind::degraded,
                           "2 GPU(s) are known only from nvidia-smi -L: names and UUIDs; no memory, bus id or PCIe link"))
       << all_warnings(r);
+}
+
+// Only the default table answers (what people paste): memory and bus ids
+// from it, UUIDs from `-L` where it answers too, MIG devices from its box.
+TEST(CudaDetection, DefaultTableWhenTheQueryAndReportsFail) {
+  FixtureBuilder f;
+  f.command(nvidia_smi_argv::table(), default_table("two-gpus-mig-and-processes.txt"));
+  const auto r = detect(f);
+  ASSERT_EQ(r.devices().size(), 2u) << all_warnings(r);
+  const auto& d = device(r, 0);
+  EXPECT_EQ(d.name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(d.memory_bytes, 81920ull << 20);
+  EXPECT_EQ(d.compute_capability, "8.0");
+  EXPECT_FALSE(d.uuid);
+  EXPECT_EQ(d.properties.at("source"), "nvidia-smi");
+  ASSERT_EQ(d.partitions.size(), 2u);
+  EXPECT_EQ(d.partitions[0].memory_bytes, 40192ull << 20);
+  EXPECT_EQ(d.properties.at("mig_memory_source"), "nvidia-smi");
+  EXPECT_NE(all_warnings(r).find("2 GPU(s) were read from nvidia-smi's table instead"), std::string::npos)
+      << all_warnings(r);
+
+  f.command(nvidia_smi_argv::list(), listing(2, "NVIDIA A100-SXM4-80GB"));
+  const auto with_list = detect(f);
+  ASSERT_EQ(with_list.devices().size(), 2u);
+  EXPECT_EQ(device(with_list, 1).uuid, uuid_of(1));
+  EXPECT_EQ(device(with_list, 1).memory_bytes, 81920ull << 20);
 }
 
 // Only the topology matrix: the count, the links and the CPU affinity, nothing invented.

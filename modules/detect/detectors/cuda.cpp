@@ -336,8 +336,9 @@ void join_sysfs(DeviceProfile& d, const PciFunction& f, const NvidiaGpu* g) {
 
 // MIG devices from `-L` (UUID, profile), completed from `-q` (instance ids,
 // SMs, memory) by MIG device index.
+// `detail_view`: the command `detail` came from.
 void add_partitions(const DetectContext& ctx, DetectorOutput& out, DeviceProfile& d, const NvidiaGpuListing* listed,
-                    const NvidiaGpu* detail) {
+                    const NvidiaGpu* detail, std::string_view detail_view) {
   std::vector<parsers::NvidiaMigDevice> migs;
   if (listed && !listed->mig_devices.empty()) migs = listed->mig_devices;
   else if (detail) migs = detail->mig_devices;
@@ -382,11 +383,11 @@ void add_partitions(const DetectContext& ctx, DetectorOutput& out, DeviceProfile
             [](const DevicePartition& a, const DevicePartition& b) { return a.index < b.index; });
   if (from_profile > 0)
     d.properties.emplace("mig_memory_source",
-                         from_query > 0 ? "nvidia-smi -q where listed, else the MIG profile name (nominal GiB, "
-                                          "a few percent above the usable size)"
-                                        : "MIG profile names (nominal GiB, a few percent above the usable size)");
+                         from_query > 0 ? text::cat(detail_view, " where listed, else the MIG profile name (nominal GiB, "
+                                                    "a few percent above the usable size)")
+                                        : std::string("MIG profile names (nominal GiB, a few percent above the usable size)"));
   else if (from_query > 0)
-    d.properties.emplace("mig_memory_source", "nvidia-smi -q");
+    d.properties.emplace("mig_memory_source", std::string(detail_view));
 }
 
 // --- NVSwitch ---------------------------------------------------------------
@@ -838,6 +839,23 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     }
   }
 
+  // The table plain `nvidia-smi` prints: what people paste most, and where
+  // the query and the reports fail, still memory and bus ids. Its failure is
+  // filed with the query's; this read stays quiet.
+  if (table.gpus.empty() && reachable)
+    if (const auto shown = ctx.run(nvidia_smi_argv::table()); shown && shown->succeeded())
+      if (auto parsed = parsers::parse_default_table(shown->out)) {
+        table_view = "nvidia-smi";
+        warn_problems(ctx, out, table_view, parsed->problems);
+        parsed->problems.clear();
+        table = std::move(*parsed);
+        table_is_report = true;
+        ctx.warn(out, WarningKind::degraded,
+                 text::cat(query_command, " failed; ", table.gpus.size(),
+                           " GPU(s) were read from nvidia-smi's table instead (it prints no UUID or PCIe link; the "
+                           "compute capability is derived from the product name)"));
+      }
+
   if (table.gpus.empty()) {
     const auto gpus = sysfs_gpus(sys);
     if (!gpus.empty()) {
@@ -926,7 +944,8 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     const NvidiaGpuListing* listed = match_gpu(found.listing, d);
     // `-L` always names the UUID, which the visibility pass matches against.
     if (listed && !d.uuid) d.uuid = listed->uuid;
-    add_partitions(ctx, out, d, listed, table_is_report ? &g : detail_of(found.details, d));
+    add_partitions(ctx, out, d, listed, table_is_report ? &g : detail_of(found.details, d),
+                   table_is_report ? std::string_view(table_view) : std::string_view("nvidia-smi -q"));
     apply_memory_kind(d, &g, sys);
     out.devices.push_back(std::move(d));
   }
@@ -948,6 +967,7 @@ std::vector<std::string> topology() { return argv_of({"topo", "-m"}); }
 std::vector<std::string> nvlink() { return argv_of({"nvlink", "-s"}); }
 std::vector<std::string> details() { return argv_of({"-q"}); }
 std::vector<std::string> details_xml() { return argv_of({"-q", "-x"}); }
+std::vector<std::string> table() { return argv_of({}); }
 }  // namespace nvidia_smi_argv
 
 constexpr std::string_view cuda_drivers[] = {"nvidia"};

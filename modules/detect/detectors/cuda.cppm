@@ -131,6 +131,16 @@ struct NvidiaGpuTable {
 /// the text is not XML, has no <nvidia_smi_log> root, or describes no GPU.
 [[nodiscard]] Result<NvidiaGpuTable> parse_query_xml(std::string_view xml);
 
+/// Reads the table plain `nvidia-smi` prints (any layout from R450 to R610,
+/// Linux or Windows): per GPU its index, name (the table cuts long names
+/// short with "...", which is kept and reported as a truncated problem), bus
+/// id, memory used and total, power draw and cap, temperature, utilization,
+/// compute mode and MIG mode; the header's driver version; the "MIG devices"
+/// box as MIG devices with their instance ids, memory and SM count. No UUID,
+/// PCIe link or free memory: the table does not print them. parse_error when
+/// the text has no GPU row.
+[[nodiscard]] Result<NvidiaGpuTable> parse_default_table(std::string_view text);
+
 /// One line of `nvidia-smi -L` with its MIG children.
 struct NvidiaGpuListing {
   std::uint32_t index = 0;
@@ -248,6 +258,7 @@ std::vector<std::string> topology();  ///< `topo -m`
 std::vector<std::string> nvlink();    ///< `nvlink -s`
 std::vector<std::string> details();   ///< `-q`, for MIG devices or when the query and `-q -x` fail
 std::vector<std::string> details_xml();  ///< `-q -x`, when the query fails
+std::vector<std::string> table();     ///< plain `nvidia-smi`, when the query and the reports fail
 }  // namespace nvidia_smi_argv
 
 extern const Detector cuda_detector;
