@@ -57,9 +57,13 @@ class GgufCursor {
     if (auto r = need(n, what); !r) return r;
     while (n > 0) {
       if (pos_ < window_start_ || pos_ >= window_start_ + window_.size()) {
+        // A header handed over alone (the page's file.slice) ends before
+        // the file's size: the window holds what is there.
         const std::uint64_t len = std::min<std::uint64_t>(window_capacity, file_.size() - pos_);
         window_.resize(len);
-        if (auto r = file_.read_at(pos_, window_.data(), len); !r) return r;
+        const auto got = file_.read_some(pos_, window_.data(), len);
+        if (!got) return fail(got.error());
+        window_.resize(*got);
         window_start_ = pos_;
       }
       const std::uint64_t in_window = window_start_ + window_.size() - pos_;

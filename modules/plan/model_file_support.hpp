@@ -39,7 +39,8 @@ class BinaryFile {
     while (n > 0) {
       const ssize_t got = ::pread(fd_, dst, n, static_cast<off_t>(offset));
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return fail(ErrorKind::io_error, text::cat("read error in ", path_, " at offset ", offset));
+      if (got == 0) return fail(ErrorKind::io_error, ended_early(offset));
+      if (got < 0) return fail(ErrorKind::io_error, text::cat("read error in ", path_, " at offset ", offset));
       dst += got;
       n -= static_cast<std::size_t>(got);
       offset += static_cast<std::uint64_t>(got);
@@ -47,8 +48,28 @@ class BinaryFile {
     return {};
   }
 
+  // Reads up to n bytes at offset, fewer where the bytes end before size()
+  // (a file cut short, or its beginning alone handed over with the whole
+  // file's size); an error when none are there.
+  inline Result<std::size_t> read_some(std::uint64_t offset, char* dst, std::size_t n) const {
+    std::size_t done = 0;
+    while (done < n) {
+      const ssize_t got = ::pread(fd_, dst + done, n - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return fail(ErrorKind::io_error, text::cat("read error in ", path_, " at offset ", offset + done));
+      if (got == 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    if (done == 0 && n > 0) return fail(ErrorKind::io_error, ended_early(offset));
+    return done;
+  }
+
  private:
   inline BinaryFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  inline std::string ended_early(std::uint64_t offset) const {
+    return text::cat(path_, ": its bytes end at offset ", offset, " though its size is ", size_,
+                     " (a file cut short, or a beginning too short to hold the header)");
+  }
   int fd_ = -1;
   std::string path_;
   std::uint64_t size_ = 0;
