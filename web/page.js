@@ -177,7 +177,22 @@ async function readModelFile() {
     modelFile = null;
     return;
   }
-  modelFile = { name: file.name, data: new Uint8Array(await file.slice(0, size).arrayBuffer()) };
+  modelFile = { name: file.name, data: new Uint8Array(await file.slice(0, size).arrayBuffer()), size: file.size };
+}
+
+// Served by `hwaccel serve --web`, the page starts from that node's devices:
+// its /registry, beside the page. Elsewhere (a static host, a file) there is
+// none, and the page starts from the published specs.
+async function nodeRegistry() {
+  if (!location.protocol.startsWith('http')) return null;
+  try {
+    const response = await fetch('registry', { headers: { accept: 'application/json' } });
+    if (!response.ok || !(response.headers.get('content-type') ?? '').startsWith('application/json')) return null;
+    const text = await response.text();
+    return Array.isArray(JSON.parse(text).devices) ? text : null;
+  } catch {
+    return null;
+  }
 }
 
 async function start() {
@@ -187,13 +202,22 @@ async function start() {
   const names = $('device-names');
   for (const s of table) names.append(new Option(`1x${s.name}`));
   select.value = 'llama-3.1-8b';
+  const served = new URLSearchParams(location.hash.slice(1)).get('source') === 'specs' ? null : await nodeRegistry();
+  if (served) {
+    form.elements.source.value = 'paste';
+    $('paste').value = served;
+    document.body.dataset.node = 'true';
+  }
   readHash();
   form.addEventListener('submit', run);
   for (const radio of form.elements.source) radio.addEventListener('change', showSource);
   $('model-file').addEventListener('change', () => readModelFile().catch((e) => showError(e.message)));
-  setStatus('Ready.');
+  setStatus(served ? 'Ready: the devices are this node\'s (from /registry).' : 'Ready.');
   document.body.dataset.ready = 'true';
   await run();
+  // From the start of navigation to the first plan shown: what the page's
+  // speed target is about (docs/web.md).
+  document.body.dataset.firstPlanMs = String(Math.round(performance.now()));
 }
 
 start().catch((e) => {

@@ -19,6 +19,7 @@ import hwaccel;
 
 #include "detect_builder.hpp"
 #include "http_server.hpp"
+#include "web_files.hpp"
 
 namespace hwaccel::cli {
 namespace {
@@ -29,15 +30,22 @@ struct ServeArgs {
   int request_timeout_s = 10;
   int inventory_ttl_s = 60;
   std::string basic_auth_file;
+  std::string web_folder;
   bool no_watch = false;
 };
 
 constexpr std::string_view endpoints = "/metrics /registry /healthz";
 
 // What each path answers; the server has checked the method and the credentials.
-HttpResponse respond(TelemetryCollector& collector, bool pretty_registry, const HttpRequest& request) {
+HttpResponse respond(TelemetryCollector& collector, bool pretty_registry, const WebFiles* web,
+                     const HttpRequest& request) {
   HttpResponse r;
-  if (request.path == "/metrics") {
+  if (const WebFile* file = web ? web->find(request.path) : nullptr) {
+    // The page and its module; it asks /registry for this node's devices.
+    r.content_type = file->content_type;
+    r.body = file->body;
+    r.headers = {{"X-Content-Type-Options", "nosniff"}, {"Cache-Control", "no-cache"}};
+  } else if (request.path == "/metrics") {
     const auto format = request.accept.find("application/openmetrics-text") != std::string_view::npos
                             ? MetricsFormat::openmetrics
                             : MetricsFormat::prometheus_text;
@@ -50,10 +58,10 @@ HttpResponse respond(TelemetryCollector& collector, bool pretty_registry, const 
   } else if (request.path == "/healthz") {
     r.body = "ok\n";
   } else if (request.path == "/") {
-    r.body = text::cat("hwaccel exporter: ", endpoints, "\n");
+    r.body = text::cat("hwaccel exporter: ", endpoints, " (--web DIR serves the planner page here)\n");
   } else {
     r.status = 404;
-    r.body = text::cat("not found: ", endpoints, "\n");
+    r.body = text::cat("not found: ", endpoints, web ? " and the planner page's files" : "", "\n");
   }
   return r;
 }
@@ -90,6 +98,13 @@ int run_serve(const ServeArgs& args) {
     http.credentials = std::move(*credentials);
   }
 
+  std::optional<WebFiles> web;
+  if (!args.web_folder.empty()) {
+    auto loaded = WebFiles::load(args.web_folder);
+    if (!loaded) return fail_with("serve", loaded.error());
+    web = std::move(*loaded);
+  }
+
   auto opened = machine_system(args.detect);
   if (!opened) return fail_with("serve", opened.error());
   const std::unique_ptr<System> system = std::move(*opened);
@@ -99,8 +114,9 @@ int run_serve(const ServeArgs& args) {
   options.telemetry.tool_timeout = settings->tool_timeout;
   TelemetryCollector collector(*system, options);
 
-  auto server = HttpServer::start(http, [&collector, pretty = args.detect.pretty](const HttpRequest& request) {
-    return respond(collector, pretty, request);
+  const WebFiles* page = web ? &*web : nullptr;
+  auto server = HttpServer::start(http, [&collector, pretty = args.detect.pretty, page](const HttpRequest& request) {
+    return respond(collector, pretty, page, request);
   });
   if (!server)
     return fail_with("serve", server.error().message,
@@ -123,6 +139,7 @@ int run_serve(const ServeArgs& args) {
                               " s): ", started.error().message));
   }
 
+  if (page) note("serve", text::cat("the planner page is at ", (*server)->url(), "/"));
   note("serve", text::cat("listening on ", (*server)->url(), "/metrics",
                           (*server)->loopback() ? "" : " (not loopback: consider --tls-cert and --basic-auth-file)"));
   (*server)->run();
@@ -144,7 +161,9 @@ Command add_serve_command(CLI::App& app) {
       "--tls-cert/--tls-key and --basic-auth-file (docs/metrics.md). At most --max-connections connections\n"
       "are served at once: more are answered 503 and closed, never queued. Only GET and HEAD; requests with\n"
       "a body or headers over 8 KiB are refused; a client silent for --request-timeout seconds is dropped.\n"
-      "SIGTERM or SIGINT stop it after the requests in flight (at most 2 s).\n"
+      "SIGTERM or SIGINT stop it after the requests in flight (at most 2 s). --web DIR serves the planner page\n"
+      "(the assembled build-wasm/web, docs/web.md) at /, pre-filled with this node's devices from /registry;\n"
+      "its files are read once at start and served from memory.\n"
       "\n"
       "Examples:\n"
       "  hwaccel serve\n"
@@ -170,6 +189,8 @@ Command add_serve_command(CLI::App& app) {
   cmd->add_option("--basic-auth-file", args->basic_auth_file,
                   "File whose first line is USER:PASSWORD (mode 600): require HTTP basic auth")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--web", args->web_folder, "Serve the planner page's folder (build-wasm/web) at /")
+      ->check(CLI::ExistingDirectory);
   cmd->add_flag("--pretty", args->detect.pretty, "Indent /registry's JSON");
   cmd->add_flag("--no-watch", args->no_watch, "Do not follow kernel hot-plug events (re-detect on the TTL only)");
   add_log_options(*cmd, args->detect.log);
