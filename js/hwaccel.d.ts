@@ -9,6 +9,10 @@
 export interface ModelFile {
   name: string;
   data: string | ArrayBuffer | Uint8Array;
+  /** The whole file's size in bytes when `data` is its beginning only (a
+   *  .gguf or .safetensors header: `file.slice(0, n)` of a local file); the
+   *  readers check the tensors' extents against it. Default: data's length. */
+  size?: number;
   /** Files beside it (a config.json beside safetensors weights), by name. */
   files?: Record<string, string | ArrayBuffer | Uint8Array>;
 }

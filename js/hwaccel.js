@@ -142,10 +142,16 @@ function modelFiles(options) {
       throw new HwaccelError('model: a file needs a name ("config.json", "model.gguf", "model.safetensors")', 'invalid_argument');
     if (model.data === undefined) throw new HwaccelError(`model: ${name} has no data`, 'invalid_argument');
     checkedSize(`model ${name}`, model.data);
-    files.set(`/input/${name}`, asBytes(model.data));
-    for (const [extra, data] of Object.entries(model.files ?? {})) {
-      checkedSize(`model ${extra}`, data);
-      files.set(`/input/${extra.split('/').pop()}`, asBytes(data));
+    const data = asBytes(model.data);
+    // A weights file may come as its header alone, with the whole file's size.
+    const size = model.size ?? data.length;
+    if (!Number.isSafeInteger(size) || size < data.length)
+      throw new HwaccelError(`model: ${name}: size must be a whole number of bytes, at least the ${data.length} handed over`, 'invalid_argument');
+    files.set(`/input/${name}`, { data, size });
+    for (const [extra, bytes] of Object.entries(model.files ?? {})) {
+      checkedSize(`model ${extra}`, bytes);
+      const beside = asBytes(bytes);
+      files.set(`/input/${extra.split('/').pop()}`, { data: beside, size: beside.length });
     }
     values.model = `/input/${name}`;
   }
@@ -223,12 +229,14 @@ function requestCall(what, entry, options = {}) {
 }
 
 // ---- the API ---------------------------------------------------------------
+// Every call returns a promise; bad options reject it with a HwaccelError
+// (never a synchronous throw).
 
 /** Plans inference: `hwaccel plan --json` with the same options. */
-export function plan(options) { return requestCall('plan', 'hwaccel_plan_json', options); }
+export async function plan(options) { return requestCall('plan', 'hwaccel_plan_json', options); }
 
 /** Estimates training memory: `hwaccel train --json` with the same options. */
-export function train(options) { return requestCall('train', 'hwaccel_train_json', options); }
+export async function train(options) { return requestCall('train', 'hwaccel_train_json', options); }
 
 /** The devices pasted text describes (nvidia-smi, rocm-smi, system_profiler,
  *  xpu-smi, ... output, a "$ command" transcript, or hwaccel detect JSON) as
@@ -243,7 +251,7 @@ export function devicesFromText(text, { timings = false, pretty = false } = {}) 
 }
 
 /** The cheapest cloud instances that run a model: `hwaccel recommend --json`. */
-export function recommend(options) { return requestCall('recommend', 'hwaccel_recommend_json', options); }
+export async function recommend(options) { return requestCall('recommend', 'hwaccel_recommend_json', options); }
 
 /** The published device specs `devices` accepts: `hwaccel specs --json`. */
 export function specs() {

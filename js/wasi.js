@@ -1,7 +1,9 @@
 // The WASI preview1 calls hwaccel.wasm makes, answered in memory, so that the
 // same module runs in Node and in a browser with no file system and no
 // dependency. The module reads a model's files the POSIX way; here those are
-// the bytes the caller handed over (files: path -> Uint8Array), read-only.
+// the bytes the caller handed over (files: path -> { data: Uint8Array, size }),
+// read-only. `size` is the whole file's: a model file may be handed over as its
+// header alone, and reads past `data` find its end.
 // Everything else the module could ask for (the environment, other files)
 // is absent, and its error output is kept for the caller's messages.
 
@@ -34,8 +36,8 @@ export class WasiExit extends Error {
 export class MemoryWasi {
   constructor() {
     this.memory = null;
-    this.files = new Map();  // absolute path -> Uint8Array
-    this.open = new Map();   // fd -> { path, data, position } | { dir }
+    this.files = new Map();  // absolute path -> { data, size }
+    this.open = new Map();   // fd -> { path, file, position } | { dir }
     this.nextFd = PREOPEN_FD + 1;
     this.stderr = '';
     this.decoder = new TextDecoder();
@@ -159,14 +161,14 @@ export class MemoryWasi {
         if (fd === PREOPEN_FD) { self.writeFilestat(out, FILETYPE_DIRECTORY, 0); return ESUCCESS; }
         const f = self.open.get(fd);
         if (!f) return fd <= 2 ? (self.writeFilestat(out, FILETYPE_CHARACTER_DEVICE, 0), ESUCCESS) : EBADF;
-        self.writeFilestat(out, f.dir ? FILETYPE_DIRECTORY : FILETYPE_REGULAR_FILE, f.dir ? 0 : f.data.length);
+        self.writeFilestat(out, f.dir ? FILETYPE_DIRECTORY : FILETYPE_REGULAR_FILE, f.dir ? 0 : f.file.size);
         return ESUCCESS;
       },
       path_filestat_get(fd, _flags, ptr, len, out) {
         if (fd !== PREOPEN_FD) return EBADF;
         const path = self.resolve(self.pathAt(ptr, len));
-        const data = self.files.get(path);
-        if (data) self.writeFilestat(out, FILETYPE_REGULAR_FILE, data.length);
+        const file = self.files.get(path);
+        if (file) self.writeFilestat(out, FILETYPE_REGULAR_FILE, file.size);
         else if (self.isDirectory(path)) self.writeFilestat(out, FILETYPE_DIRECTORY, 0);
         else return ENOENT;
         return ESUCCESS;
@@ -175,9 +177,9 @@ export class MemoryWasi {
         if (fd !== PREOPEN_FD) return EBADF;
         if (oflags & (OFLAGS_CREAT | OFLAGS_TRUNC) || BigInt(rightsBase) & RIGHTS_FD_WRITE) return EROFS;
         const path = self.resolve(self.pathAt(ptr, len));
-        const data = self.files.get(path);
+        const file = self.files.get(path);
         let entry;
-        if (data) entry = { path, data, position: 0 };
+        if (file) entry = { path, file, position: 0 };
         else if (self.isDirectory(path)) entry = { path, dir: true };
         else return ENOENT;
         if (oflags & 2 /* DIRECTORY */ && !entry.dir) return ENOTDIR;
@@ -194,7 +196,7 @@ export class MemoryWasi {
         const f = self.open.get(fd);
         if (!f) return fd === 0 ? (self.view().setUint32(read, 0, true), ESUCCESS) : EBADF;
         if (f.dir) return EISDIR;
-        const n = copyOut(self, f.data, f.position, iovs, count);
+        const n = copyOut(self, f.file.data, f.position, iovs, count);
         f.position += n;
         self.view().setUint32(read, n, true);
         return ESUCCESS;
@@ -203,14 +205,14 @@ export class MemoryWasi {
         const f = self.open.get(fd);
         if (!f) return EBADF;
         if (f.dir) return EISDIR;
-        const n = copyOut(self, f.data, Number(offset), iovs, count);
+        const n = copyOut(self, f.file.data, Number(offset), iovs, count);
         self.view().setUint32(read, n, true);
         return ESUCCESS;
       },
       fd_seek(fd, offset, whence, out) {
         const f = self.open.get(fd);
         if (!f || f.dir) return EBADF;
-        const base = whence === 0 ? 0 : whence === 1 ? f.position : f.data.length;
+        const base = whence === 0 ? 0 : whence === 1 ? f.position : f.file.size;
         const position = base + Number(offset);
         if (position < 0) return EINVAL;
         f.position = position;

@@ -71,6 +71,38 @@ test('a plan on pasted devices is the CLI plan on the imported capture', { skip:
   assert.deepEqual(await hwaccel.plan({ model: 'llama-3.1-70b', paste: transcript }), plan);
 });
 
+// nvidia-smi's default table pasted alone, checked against the `-q` report
+// captured on the same machine: the same GPUs, bus ids, memory and MIG
+// devices; a name the table cut short ("...") is the start of the full one.
+const tables = [
+  ['nvidia/gls-8x-h100-sxm-565', 'nvidia-smi.txt', 'nvidia-smi-a.txt'],
+  ['nvidia/gls-2x-h100-nvl-550', 'nvidia-smi.txt', 'nvidia-smi-a.txt'],
+  ['nvidia/nge-linux-h100-80gb-hbm3-590.48.01', 'extracted/nvidia-smi.txt', 'extracted/nvidia-smi-q.txt'],
+  ['nvidia/nge-linux-h100-mig-590.48.01', 'extracted/nvidia-smi.txt', 'extracted/nvidia-smi-q.txt'],
+  ['nvidia/nge-linux-rtx-2080-super-610.57.04', 'extracted/nvidia-smi.txt', 'extracted/nvidia-smi-q.txt'],
+  ['nvidia/nge-windows-rtx-2080-super-591.86', 'extracted/nvidia-smi.txt', 'extracted/nvidia-smi-q.txt'],
+];
+for (const [capture, table, report] of tables) {
+  test(`the default table of ${capture} pasted alone`, { skip: !sharedThere }, async () => {
+    const gpus = (r) => r.devices.filter((d) => d.backend === 'cuda');
+    const fromTable = gpus(await hwaccel.devicesFromText(readFileSync(join(shared, capture, table), 'utf8')));
+    const fromReport = gpus(await hwaccel.devicesFromText(readFileSync(join(shared, capture, report), 'utf8')));
+    assert.ok(fromTable.length > 0);
+    assert.equal(fromTable.length, fromReport.length);
+    fromTable.forEach((d, i) => {
+      const q = fromReport[i];
+      assert.equal(d.pci_bus_id, q.pci_bus_id);
+      assert.equal(d.memory_bytes, q.memory_bytes);
+      assert.equal(d.driver_version, q.driver_version);
+      if (d.name.endsWith('...')) assert.ok(q.name.startsWith(d.name.slice(0, -3).trim()), `${d.name} / ${q.name}`);
+      else assert.equal(d.name, q.name);
+      assert.equal((d.partitions ?? []).length, (q.partitions ?? []).length);
+      (d.partitions ?? []).forEach((p, j) => assert.equal(p.memory_bytes, q.partitions[j].memory_bytes));
+      assert.equal(d.properties.source, 'nvidia-smi');
+    });
+  });
+}
+
 test('hwaccel detect JSON pasted is read as it is', async () => {
   const json = cli(['detect', '--fixture', repoFile('fixtures/machines/dgx-h100-8x-nvswitch'), '--no-timings', '--json']);
   assert.deepEqual(await hwaccel.devicesFromText(json), JSON.parse(json));
