@@ -1,10 +1,12 @@
 // The npm package's speed beside the native CLI's, for the same plans
 // (docs/web.md, docs/benchmarks.md "WebAssembly"):
-//   node benchmarks/wasm_benchmark.mjs build-wasm/js/package build/tools/hwaccel [RUNS]
+//   node benchmarks/wasm_benchmark.mjs build-wasm/js/package build/tools/hwaccel [RUNS [LIBHWACCEL_SO]]
 // Prints, per case, the median of RUNS warm calls of the package's plan() in
 // this process, the median wall time of RUNS `hwaccel plan --json` processes,
 // and the median of a process that does nothing (/bin/true), whose start-up
-// the CLI's time includes; then the package's first plan after its module
+// the CLI's time includes; with LIBHWACCEL_SO also the native library's warm
+// plan through the same C API call, in-process (capi_plan_timing.py), and
+// the ratio of the two; then the package's first plan after its module
 // starts loading (a cold instance), and the sizes of hwaccel.wasm.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [packageDir, cliPath, runsText] = process.argv.slice(2);
+const [packageDir, cliPath, runsText, libPath] = process.argv.slice(2);
 if (!packageDir || !cliPath) {
   console.error('usage: wasm_benchmark.mjs PACKAGE_DIR HWACCEL_CLI [RUNS]');
   process.exit(2);
@@ -42,8 +44,16 @@ function processMs(file, args) {
 }
 
 const nothing = processMs('/bin/true', []);
-console.log(`case | package plan() ms | hwaccel plan process ms | /bin/true process ms`);
-for (const c of cases) {
+const here = new URL('.', import.meta.url).pathname;
+const native = libPath
+  ? execFileSync('/usr/bin/python3', [join(here, 'capi_plan_timing.py'), libPath, JSON.stringify(cases), String(runs)],
+    { encoding: 'utf8' }).trim().split('\n').map(Number)
+  : [];
+console.log(`case | package plan() ms | hwaccel plan process ms | /bin/true process ms${libPath ? ' | native C API plan ms | wasm / native' : ''}`);
+for (const [i, c] of cases.entries()) {
+  // Warm: V8 compiles the module with its baseline compiler first and tiers
+  // hot functions up while they run.
+  for (let w = 0; w < 200; w++) await hwaccel.plan(c);
   const times = [];
   for (let i = 0; i < runs; i++) {
     const t = performance.now();
@@ -51,7 +61,9 @@ for (const c of cases) {
     times.push(performance.now() - t);
   }
   const args = ['plan', ...Object.entries(c).flatMap(([k, v]) => [`--${k}`, String(v)]), '--json'];
-  console.log(`${JSON.stringify(c)} | ${median(times).toFixed(2)} | ${processMs(cliPath, args).toFixed(2)} | ${nothing.toFixed(2)}`);
+  const warm = median(times);
+  const pair = libPath ? ` | ${native[i].toFixed(3)} | ${(warm / native[i]).toFixed(2)}` : '';
+  console.log(`${JSON.stringify(c)} | ${warm.toFixed(3)} | ${processMs(cliPath, args).toFixed(2)} | ${nothing.toFixed(2)}${pair}`);
 }
 const wasm = readFileSync(join(packageDir, 'hwaccel.wasm'));
 console.log(`first plan after import (cold instance): ${cold.toFixed(1)} ms`);
