@@ -106,6 +106,10 @@ for (const [capture, table, report] of tables) {
 test('hwaccel detect JSON pasted is read as it is', async () => {
   const json = cli(['detect', '--fixture', repoFile('fixtures/machines/dgx-h100-8x-nvswitch'), '--no-timings', '--json']);
   assert.deepEqual(await hwaccel.devicesFromText(json), JSON.parse(json));
+  // Indented, with its schema version after the devices (members in another order).
+  const { schema_version: version, ...rest } = JSON.parse(json);
+  const reordered = JSON.stringify({ ...rest, schema_version: version }, null, 2);
+  assert.deepEqual(await hwaccel.devicesFromText(reordered), JSON.parse(json));
 });
 
 test('garbage is refused with a message naming what is read', async () => {

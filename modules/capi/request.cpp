@@ -94,6 +94,24 @@ hwaccel_status check_request_call(hwaccel_error** error, std::string_view operat
   return HWACCEL_OK;
 }
 
+// What plan, train and recommend each read from a request: its inputs
+// (devices, files, options), the model they name and the device specs.
+struct RequestModel {
+  hwaccel::PlanningInputs inputs;
+  hwaccel::ModelDescription model;
+  hwaccel::DeviceSpecSet specs;
+};
+
+hwaccel::Result<RequestModel> request_model(std::span<const Setting> values) {
+  auto inputs = hwaccel::read_planning_inputs(values);
+  if (!inputs) return hwaccel::fail(inputs.error());
+  auto model = inputs->load_model();
+  if (!model) return hwaccel::fail(model.error());
+  auto specs = inputs->load_device_specs();
+  if (!specs) return hwaccel::fail(specs.error());
+  return RequestModel{std::move(*inputs), std::move(*model), std::move(*specs)};
+}
+
 }  // namespace
 
 extern "C" {
@@ -150,19 +168,15 @@ HWACCEL_API hwaccel_status hwaccel_plan_json(const hwaccel_registry* registry, c
     if (const auto checked = check_request_call(error, operation, request, out, flags, &plan_key); checked != HWACCEL_OK)
       return checked;
     const std::vector<Setting> values = settings_of(*request);
-    auto inputs = hwaccel::read_planning_inputs(values);
-    if (!inputs) return report_in(error, operation, inputs.error());
     auto settings = hwaccel::read_inference_settings(values);
     if (!settings) return report_in(error, operation, settings.error());
-    auto model = inputs->load_model();
-    if (!model) return report_in(error, operation, model.error());
-    if (auto v = settings->validate(*model); !v) return report_in(error, operation, v.error());
-    const auto specs = inputs->load_device_specs();
-    if (!specs) return report_in(error, operation, specs.error());
-    if (!specs->empty()) settings->device_specs = &*specs;
-    auto cluster = inputs->cluster(registry ? &registry->registry : nullptr, *specs);
+    auto read = request_model(values);
+    if (!read) return report_in(error, operation, read.error());
+    if (auto v = settings->validate(read->model); !v) return report_in(error, operation, v.error());
+    if (!read->specs.empty()) settings->device_specs = &read->specs;
+    auto cluster = read->inputs.cluster(registry ? &registry->registry : nullptr, read->specs);
     if (!cluster) return report_in(error, operation, cluster.error());
-    auto plan = hwaccel::plan_inference(*cluster, *model, *settings);
+    auto plan = hwaccel::plan_inference(*cluster, read->model, *settings);
     if (!plan) return report(error, plan.error());
     return return_json(hwaccel::to_json(*plan, (flags & HWACCEL_JSON_PRETTY) != 0), out, length);
   });
@@ -177,21 +191,17 @@ HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, 
     if (const auto checked = check_request_call(error, operation, request, out, flags, &train_key); checked != HWACCEL_OK)
       return checked;
     const std::vector<Setting> values = settings_of(*request);
-    auto inputs = hwaccel::read_planning_inputs(values);
-    if (!inputs) return report_in(error, operation, inputs.error());
     auto settings = hwaccel::read_training_settings(values);
     if (!settings) return report_in(error, operation, settings.error());
     auto names = hwaccel::read_training_models(values);
     if (!names) return report_in(error, operation, names.error());
-    auto model = inputs->load_model();
-    if (!model) return report_in(error, operation, model.error());
+    auto read = request_model(values);
+    if (!read) return report_in(error, operation, read.error());
     auto auxiliary = names->load();
     if (!auxiliary) return report_in(error, operation, auxiliary.error());
-    const auto specs = inputs->load_device_specs();
-    if (!specs) return report_in(error, operation, specs.error());
-    auto cluster = inputs->cluster(registry ? &registry->registry : nullptr, *specs);
+    auto cluster = read->inputs.cluster(registry ? &registry->registry : nullptr, read->specs);
     if (!cluster) return report_in(error, operation, cluster.error());
-    auto estimate = hwaccel::plan_training(*cluster, *model, *settings, *auxiliary);
+    auto estimate = hwaccel::plan_training(*cluster, read->model, *settings, *auxiliary);
     if (!estimate) return report(error, estimate.error());
     return return_json(hwaccel::to_json(*estimate, (flags & HWACCEL_JSON_PRETTY) != 0), out, length);
   });
@@ -206,19 +216,15 @@ HWACCEL_API hwaccel_status hwaccel_recommend_json(const hwaccel_request* request
     if (const auto checked = check_request_call(error, operation, request, out, flags, &recommend_key); checked != HWACCEL_OK)
       return checked;
     const std::vector<Setting> values = settings_of(*request);
-    auto inputs = hwaccel::read_planning_inputs(values);
-    if (!inputs) return report_in(error, operation, inputs.error());
     auto options = hwaccel::read_recommend_options(values);
     if (!options) return report_in(error, operation, options.error());
-    auto model = inputs->load_model();
-    if (!model) return report_in(error, operation, model.error());
-    if (auto v = options->settings.validate(*model); !v) return report_in(error, operation, v.error());
-    const auto specs = inputs->load_device_specs();
-    if (!specs) return report_in(error, operation, specs.error());
-    if (!specs->empty()) options->settings.device_specs = &*specs;
-    auto catalogue = options->load_catalogue(*specs);
+    auto read = request_model(values);
+    if (!read) return report_in(error, operation, read.error());
+    if (auto v = options->settings.validate(read->model); !v) return report_in(error, operation, v.error());
+    if (!read->specs.empty()) options->settings.device_specs = &read->specs;
+    auto catalogue = options->load_catalogue(read->specs);
     if (!catalogue) return report_in(error, operation, catalogue.error());
-    auto r = hwaccel::recommend_instances(*model, *options, *catalogue);
+    auto r = hwaccel::recommend_instances(read->model, *options, *catalogue);
     if (!r) return report(error, r.error());
     return return_json(hwaccel::to_json(*r, (flags & HWACCEL_JSON_PRETTY) != 0), out, length);
   });

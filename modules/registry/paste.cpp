@@ -12,8 +12,10 @@ Result<AcceleratorRegistry> registry_from_paste(std::string_view text) {
   if (text.size() > max_paste_bytes)
     return fail(ErrorKind::invalid_input, text::cat("the paste is ", text.size() >> 20, " MiB; tool output is at most ",
                                                     max_paste_bytes >> 20, " MiB (paste one tool's output)"));
-  const std::string_view head = text::trim(text.substr(0, 512));
-  if (head.starts_with("{") && head.find("\"schema_version\"") != std::string_view::npos) return registry_from_json(text);
+  // Registry JSON names its schema version, anywhere in the object (a
+  // pretty-printed registry may put it after the devices); no tool's JSON does.
+  const std::string_view body = text::trim(text);
+  if (body.starts_with("{") && body.find("\"schema_version\"") != std::string_view::npos) return registry_from_json(text);
   auto capture = capture_from_paste(text);
   if (!capture) return fail(capture.error());
   const auto system = make_pasted_system(std::move(*capture));

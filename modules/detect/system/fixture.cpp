@@ -14,6 +14,7 @@ module;
 #include <memory>
 #include "threads.hpp"
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,6 +28,7 @@ module;
 
 module hwaccel.detect;
 
+#include "not_captured.hpp"
 #include "posix_file.hpp"
 
 namespace hwaccel {
@@ -557,7 +559,7 @@ Result<ToolResult> FixtureSystem::run(const ToolRequest& request) const {
   const auto it = std::find_if(commands.begin(), commands.end(),
                                [&](const CommandRecord& c) { return c.argv == request.argv; });
   if (it == commands.end())
-    return fail(ErrorKind::not_captured, text::cat(command(), ": not captured in this fixture"));
+    return replayed::not_captured(request.argv);
   const auto sleep_for = [&](std::chrono::milliseconds d) {
 #if HWACCEL_HAS_THREADS
     if (state_->options.simulate_durations) std::this_thread::sleep_for(std::min(d, request.timeout));

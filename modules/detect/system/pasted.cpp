@@ -8,12 +8,15 @@ module;
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 module hwaccel.detect;
+
+#include "not_captured.hpp"
 
 namespace hwaccel {
 
@@ -98,7 +101,7 @@ class PastedSystem final : public System {
     if (it == commands.end() && capture_.any_gpu_query && is_query_gpu(request.argv))
       it = std::find_if(commands.begin(), commands.end(), [](const auto& c) { return is_query_gpu(c.argv); });
     if (it == commands.end())
-      return fail(ErrorKind::not_captured, text::cat(text::excerpt(text::join(request.argv, " "), 200), ": not captured in this fixture"));
+      return replayed::not_captured(request.argv);
     ToolResult result;
     result.exit_code = it->exit;
     result.out.assign(it->out, 0, std::min(it->out.size(), request.max_output_bytes));
