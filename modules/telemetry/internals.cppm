@@ -5,6 +5,7 @@ module;
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 module hwaccel.telemetry:internals;
@@ -24,6 +25,20 @@ NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeo
 /// `nvidia-smi -q` (what the detector runs; slow, so through
 /// options.slow_tools when set): the GPUs with their MIG devices' memory.
 [[nodiscard]] Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options);
+
+/// A report of every GPU, read when the telemetry query fails: `nvidia-smi
+/// -q -x` (what monitoring agents record), else `-q`, both through
+/// options.slow_tools when set, parsed by the detector's readers.
+struct NvidiaReport {
+  std::string view;  ///< the command that answered ("nvidia-smi -q -x")
+  parsers::NvidiaGpuTable table;
+};
+[[nodiscard]] Result<NvidiaReport> run_nvidia_report(const System& system, const TelemetryOptions& options);
+
+/// The telemetry a report's GPUs carry (utilization, memory, GPU temperature,
+/// power and its limit, the current PCIe link), by bus id and UUID, with
+/// `source` the report's command. A value the report lacks stays absent.
+std::vector<NvidiaTelemetryRow> telemetry_rows(const parsers::NvidiaGpuTable& table, std::string_view source);
 
 /// `nvidia-smi nvlink -e`; not_captured (a fixture without it) is no data, not an error.
 [[nodiscard]] Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,

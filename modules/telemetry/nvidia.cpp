@@ -331,6 +331,29 @@ Result<std::vector<NvlinkErrorBlock>> parse_nvlink_errors(std::string_view text,
 
 namespace telemetry_detail {
 
+std::vector<NvidiaTelemetryRow> telemetry_rows(const parsers::NvidiaGpuTable& table, std::string_view source) {
+  std::vector<NvidiaTelemetryRow> rows;
+  for (const parsers::NvidiaGpu& g : table.gpus) {
+    NvidiaTelemetryRow row;
+    if (g.bus_id) row.pci_bus_id = g.bus_id->to_string();
+    if (g.uuid) row.uuid = *g.uuid;
+    if (row.pci_bus_id.empty() && row.uuid.empty()) continue;
+    DeviceTelemetry& t = row.telemetry;
+    t.source = std::string(source);
+    if (g.utilization_percent) t.utilization = *g.utilization_percent / 100;
+    t.memory_total_bytes = g.memory_total_bytes;
+    t.memory_used_bytes = g.memory_used_bytes;
+    t.memory_free_bytes = g.memory_free_bytes;
+    if (g.temperature_c) t.temperatures.push_back({"gpu", *g.temperature_c});
+    t.power_watts = g.power_draw_watts;
+    t.power_limit_watts = g.power_limit_watts;
+    t.pcie_generation = g.pcie_generation_current;
+    t.pcie_width = g.pcie_width_current;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeout) {
   NvidiaRun run;
   std::vector<std::string> fields(telemetry_fields.begin(), telemetry_fields.end());

@@ -53,10 +53,31 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
   if (gpus.empty()) return;
   auto run = telemetry_detail::run_nvidia_query(system, options.tool_timeout);
   add_problems(sample, "cuda", run.problems);
-  if (run.failure) {
+  // A MIG instance's own memory is only in the reports (`-q`, `-q -x`).
+  std::optional<parsers::NvidiaGpuTable> mig;
+  if (run.failure && run.failure->kind == ErrorKind::timeout) {
+    // A hung nvidia-smi would hang again for the reports, at each scrape.
     sample.warnings.push_back(Warning{"cuda", warning_kind_for(run.failure->kind), run.failure->message});
     sample.failed_sources.emplace_back("cuda");
     return;
+  }
+  if (run.failure) {
+    // Where the query is refused or was never recorded (most agents keep
+    // `-q -x`), the reports still carry the core values.
+    auto report = telemetry_detail::run_nvidia_report(system, options);
+    if (!report) {
+      sample.warnings.push_back(Warning{"cuda", warning_kind_for(run.failure->kind), run.failure->message});
+      sample.warnings.push_back(Warning{"cuda", warning_kind_for(report.error().kind), report.error().message});
+      sample.failed_sources.emplace_back("cuda");
+      return;
+    }
+    sample.warnings.push_back(Warning{"cuda", WarningKind::degraded,
+                                      text::cat(run.failure->message, "; telemetry was read from ", report->view,
+                                                " instead (no clocks, ECC counters or clock-event reasons)")});
+    for (const auto& p : report->table.problems)
+      sample.warnings.push_back(Warning{"cuda", p.kind, text::cat(report->view, ": ", p.message)});
+    run.rows = telemetry_detail::telemetry_rows(report->table, report->view);
+    mig = std::move(report->table);
   }
   // NVLink error counters, only where the inventory has NVLink links (PCIe-only GPUs print nothing).
   std::vector<NvlinkErrorBlock> nvlink;
@@ -69,10 +90,9 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
     if (blocks) nvlink = std::move(*blocks);
     else sample.warnings.push_back(Warning{"cuda", warning_kind_for(blocks.error().kind), blocks.error().message});
   }
-  // A MIG instance's own memory is only in `nvidia-smi -q`, which is slow: read
-  // when a GPU has MIG instances, and kept between scrapes like tpu-info.
-  std::optional<parsers::NvidiaGpuTable> mig;
-  if (std::any_of(gpus.begin(), gpus.end(), [&](std::size_t i) { return !devices[i].partitions.empty(); })) {
+  // `nvidia-smi -q` is slow: read when a GPU has MIG instances (and no report
+  // was read already), and kept between scrapes like tpu-info.
+  if (!mig && std::any_of(gpus.begin(), gpus.end(), [&](std::size_t i) { return !devices[i].partitions.empty(); })) {
     auto table = telemetry_detail::run_mig_query(system, options);
     if (table) {
       for (const auto& p : table->problems)

@@ -199,6 +199,22 @@ Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const Teleme
   return parsers::parse_query_text(result->out);
 }
 
+Result<NvidiaReport> run_nvidia_report(const System& system, const TelemetryOptions& options) {
+  using Parse = Result<parsers::NvidiaGpuTable> (*)(std::string_view);
+  const std::array<std::pair<std::vector<std::string>, Parse>, 2> views = {{
+      {{"nvidia-smi", "-q", "-x"}, &parsers::parse_query_xml},
+      {{"nvidia-smi", "-q"}, &parsers::parse_query_text},
+  }};
+  std::string failures;
+  for (const auto& [argv, parse] : views) {
+    auto result = run_tool(system, argv, slow_timeout(options), options.slow_tools.get());
+    auto table = result ? parse(result->out) : Result<parsers::NvidiaGpuTable>(fail(result.error()));
+    if (table) return NvidiaReport{join_argv(argv), std::move(*table)};
+    failures += text::cat(failures.empty() ? "" : "; ", table.error().message);
+  }
+  return fail(ErrorKind::tool_failed, text::cat("nvidia-smi reports: ", failures));
+}
+
 Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,
                                                         std::vector<std::string>& problems) {
   auto result = run_tool(system, {"nvidia-smi", "nvlink", "-e"}, timeout);

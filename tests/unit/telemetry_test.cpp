@@ -25,6 +25,18 @@ using support::FixtureBuilder;
 std::unique_ptr<FixtureSystem> machine(const std::string& name) { return support::open_machine(name); }
 const DeviceTelemetry* find(const TelemetrySample& s, std::string_view id) { return support::find_telemetry(s, id); }
 
+// A registry of one GPU of `backend` at `bus`, as detection would give it.
+AcceleratorRegistry one_gpu(Backend backend, std::string bus, std::string id = {}) {
+  AcceleratorRegistry registry;
+  DeviceProfile gpu;
+  gpu.id = std::move(id);
+  gpu.backend = backend;
+  gpu.family = Family::gpu;
+  gpu.pci_bus_id = std::move(bus);
+  EXPECT_TRUE(registry.add_device(gpu));
+  return registry;
+}
+
 // The real H200 capture under a bf16 matmul load (driver 580).
 TEST(NvidiaTelemetry, ReadsTheRealCaptureUnderLoad) {
   const std::string csv = support::read_file(support::fixtures_root() / "machines" / "h200-sxm-telemetry-load-driver-580" /
@@ -88,13 +100,7 @@ TEST(NvidiaTelemetry, RetriesWithoutFieldsAnOlderDriverRejects) {
   f.file("/proc/loadavg", "0.50 0.40 0.30 1/100 1234\n");
   const auto system = FixtureSystem::open(f.write());
   ASSERT_TRUE(system);
-  AcceleratorRegistry registry;
-  DeviceProfile gpu;
-  gpu.id = "cuda:0";
-  gpu.backend = Backend::cuda;
-  gpu.family = Family::gpu;
-  gpu.pci_bus_id = "0000:18:00.0";
-  ASSERT_TRUE(registry.add_device(gpu));
+  const auto registry = one_gpu(Backend::cuda, "0000:18:00.0", "cuda:0");
   const auto sample = sample_telemetry(registry, **system);
   ASSERT_EQ(sample.devices.size(), 1u);
   EXPECT_DOUBLE_EQ(*sample.devices[0].utilization, 0.42);
@@ -188,17 +194,45 @@ TEST(NvidiaTelemetry, ReadsMigMemoryFromTheRealCaptures) {
   EXPECT_EQ(a100->gpus[0].mig_devices[0].memory_free_bytes, 19948ull << 20);
 }
 
+// Where the query was never recorded (or is refused), the `-q -x` report
+// gives the core values, with a warning; what it lacks stays absent.
+TEST(NvidiaTelemetry, ReportsWhenTheQueryFails) {
+  FixtureBuilder f;
+  f.command({"nvidia-smi", "-q", "-x"},
+            "<?xml version=\"1.0\" ?>\n<nvidia_smi_log><driver_version>510.47.03</driver_version>"
+            "<gpu id=\"00000000:18:00.0\"><product_name>Tesla P100-PCIE-16GB</product_name>"
+            "<uuid>GPU-ef1b2c9b-38d8-2090-2bd1-f567a3eb42a6</uuid>"
+            "<fb_memory_usage><total>16384 MiB</total><used>2 MiB</used><free>16382 MiB</free></fb_memory_usage>"
+            "<utilization><gpu_util>7 %</gpu_util></utilization><temperature><gpu_temp>38 C</gpu_temp></temperature>"
+            "<power_readings><power_draw>26.16 W</power_draw><power_limit>250.00 W</power_limit></power_readings>"
+            "</gpu></nvidia_smi_log>\n");
+  const auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system);
+  const auto registry = one_gpu(Backend::cuda, "0000:18:00.0", "cuda:0");
+  const auto sample = sample_telemetry(registry, **system);
+  ASSERT_EQ(sample.devices.size(), 1u);
+  const auto& t = sample.devices[0];
+  EXPECT_EQ(t.source, "nvidia-smi -q -x");
+  EXPECT_EQ(t.memory_used_bytes, 2ull << 20);
+  EXPECT_EQ(t.memory_total_bytes, 16384ull << 20);
+  EXPECT_DOUBLE_EQ(*t.utilization, 0.07);
+  ASSERT_EQ(t.temperatures.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.temperatures[0].celsius, 38);
+  EXPECT_DOUBLE_EQ(*t.power_watts, 26.16);
+  EXPECT_DOUBLE_EQ(*t.power_limit_watts, 250);
+  EXPECT_TRUE(t.clocks_mhz.empty());
+  EXPECT_TRUE(sample.failed_sources.empty());
+  EXPECT_TRUE(std::any_of(sample.warnings.begin(), sample.warnings.end(), [](const Warning& w) {
+    return w.kind == WarningKind::degraded && w.message.find("telemetry was read from nvidia-smi -q -x instead") != std::string::npos;
+  }));
+}
+
 TEST(Telemetry, AFailedSourceIsAWarningAndAScrapeErrorNotAFailure) {
   FixtureBuilder f;
   f.command(nvidia_telemetry_argv(), "", 0, {}, /*hang=*/true);
   const auto system = FixtureSystem::open(f.write());
   ASSERT_TRUE(system);
-  AcceleratorRegistry registry;
-  DeviceProfile gpu;
-  gpu.backend = Backend::cuda;
-  gpu.family = Family::gpu;
-  gpu.pci_bus_id = "0000:18:00.0";
-  ASSERT_TRUE(registry.add_device(gpu));
+  const auto registry = one_gpu(Backend::cuda, "0000:18:00.0");
   const auto sample = sample_telemetry(registry, **system);
   EXPECT_TRUE(sample.devices.empty());
   ASSERT_EQ(sample.failed_sources, std::vector<std::string>{"cuda"});
@@ -236,12 +270,7 @@ TEST(Telemetry, ReadsIntelXeHwmon) {
   f.tree(device_dir, "/sys/bus/pci/devices/0000:09:00.0");
   const auto system = FixtureSystem::open(f.write());
   ASSERT_TRUE(system) << system.error().message;
-  AcceleratorRegistry registry;
-  DeviceProfile gpu;
-  gpu.backend = Backend::intel_oneapi;
-  gpu.family = Family::gpu;
-  gpu.pci_bus_id = "0000:09:00.0";
-  ASSERT_TRUE(registry.add_device(gpu));
+  const auto registry = one_gpu(Backend::intel_oneapi, "0000:09:00.0");
   const auto sample = sample_telemetry(registry, **system);
   ASSERT_EQ(sample.devices.size(), 1u);
   const DeviceTelemetry& t = sample.devices[0];
