@@ -45,8 +45,9 @@ bool plan_key(std::string_view key) {
          hwaccel::find_setting_key(hwaccel::inference_setting_keys(), key);
 }
 
+// Training has no speed model: runtime profiles are not read.
 bool train_key(std::string_view key) {
-  return hwaccel::find_setting_key(hwaccel::planning_input_keys(), key) ||
+  return (hwaccel::find_setting_key(hwaccel::planning_input_keys(), key) && key != "runtime-profiles") ||
          hwaccel::find_setting_key(hwaccel::training_setting_keys(), key) ||
          hwaccel::find_setting_key(hwaccel::training_model_keys(), key);
 }
@@ -100,16 +101,25 @@ struct RequestModel {
   hwaccel::PlanningInputs inputs;
   hwaccel::ModelDescription model;
   hwaccel::DeviceSpecSet specs;
+  std::vector<hwaccel::RuntimeProfile> profiles;  // runtime-profiles; empty: the built-in ones
 };
 
-hwaccel::Result<RequestModel> request_model(std::span<const Setting> values) {
+// `with_profiles`: the call has a speed model (plan, recommend), so the
+// runtime-profile file (or $HWACCEL_RUNTIME_PROFILES) is read.
+hwaccel::Result<RequestModel> request_model(std::span<const Setting> values, bool with_profiles) {
   auto inputs = hwaccel::read_planning_inputs(values);
   if (!inputs) return hwaccel::fail(inputs.error());
   auto model = inputs->load_model();
   if (!model) return hwaccel::fail(model.error());
   auto specs = inputs->load_device_specs();
   if (!specs) return hwaccel::fail(specs.error());
-  return RequestModel{std::move(*inputs), std::move(*model), std::move(*specs)};
+  std::vector<hwaccel::RuntimeProfile> profiles;
+  if (with_profiles) {
+    auto read = inputs->load_runtime_profiles();
+    if (!read) return hwaccel::fail(read.error());
+    profiles = std::move(*read);
+  }
+  return RequestModel{std::move(*inputs), std::move(*model), std::move(*specs), std::move(profiles)};
 }
 
 }  // namespace
@@ -170,10 +180,11 @@ HWACCEL_API hwaccel_status hwaccel_plan_json(const hwaccel_registry* registry, c
     const std::vector<Setting> values = settings_of(*request);
     auto settings = hwaccel::read_inference_settings(values);
     if (!settings) return report_in(error, operation, settings.error());
-    auto read = request_model(values);
+    auto read = request_model(values, true);
     if (!read) return report_in(error, operation, read.error());
     if (auto v = settings->validate(read->model); !v) return report_in(error, operation, v.error());
     if (!read->specs.empty()) settings->device_specs = &read->specs;
+    settings->runtime_profiles = read->profiles;
     auto cluster = read->inputs.cluster(registry ? &registry->registry : nullptr, read->specs);
     if (!cluster) return report_in(error, operation, cluster.error());
     auto plan = hwaccel::plan_inference(*cluster, read->model, *settings);
@@ -195,7 +206,7 @@ HWACCEL_API hwaccel_status hwaccel_train_json(const hwaccel_registry* registry, 
     if (!settings) return report_in(error, operation, settings.error());
     auto names = hwaccel::read_training_models(values);
     if (!names) return report_in(error, operation, names.error());
-    auto read = request_model(values);
+    auto read = request_model(values, false);
     if (!read) return report_in(error, operation, read.error());
     auto auxiliary = names->load();
     if (!auxiliary) return report_in(error, operation, auxiliary.error());
@@ -218,10 +229,11 @@ HWACCEL_API hwaccel_status hwaccel_recommend_json(const hwaccel_request* request
     const std::vector<Setting> values = settings_of(*request);
     auto options = hwaccel::read_recommend_options(values);
     if (!options) return report_in(error, operation, options.error());
-    auto read = request_model(values);
+    auto read = request_model(values, true);
     if (!read) return report_in(error, operation, read.error());
     if (auto v = options->settings.validate(read->model); !v) return report_in(error, operation, v.error());
     if (!read->specs.empty()) options->settings.device_specs = &read->specs;
+    options->settings.runtime_profiles = read->profiles;
     auto catalogue = options->load_catalogue(read->specs);
     if (!catalogue) return report_in(error, operation, catalogue.error());
     auto r = hwaccel::recommend_instances(read->model, *options, *catalogue);

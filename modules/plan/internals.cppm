@@ -139,6 +139,11 @@ struct CostModel {
   std::vector<std::uint32_t> moe_layer_prefix;  // prefix counts of MoE layers
   bool expert_parallel = false;                 // InferenceSettings::expert_parallel
   const RuntimeProfile* profile = nullptr;      // the accelerators' runtime; never null once planning
+  const RuntimeProfile* host_profile = nullptr;  // llama.cpp's CPU backend, for layers in host memory
+
+  // Layers in host memory run under llama.cpp's CPU backend whatever drives
+  // the accelerators: the settings' profile of it, else the built-in one.
+  inline const RuntimeProfile& host() const { return host_profile ? *host_profile : runtime_profile(Runtime::llama_cpp_cpu); }
 
   inline std::uint64_t layers() const { return layout.layer_bytes.size(); }
   // Quantized weights are unpacked in the kernels on every read: the integer

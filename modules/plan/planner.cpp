@@ -110,10 +110,10 @@ std::uint32_t expert_parallel_degree(const ModelArchitecture& a, const Inference
 const RuntimeProfile& profile_for(const Fleet& f, QuantizationLevel level, const InferenceSettings& s,
                                   const ModelDescription& model) {
   if (s.profile) return *s.profile;
-  if (s.runtime) return runtime_profile(*s.runtime);
+  if (s.runtime) return runtime_profile(*s.runtime, s.runtime_profiles);
   const Backend backend =
       f.accelerators.empty() || !f.accelerators.front().profile ? Backend::cpu : f.accelerators.front().profile->backend;
-  return runtime_profile(default_runtime(backend, level, model.source == ModelSource::gguf));
+  return runtime_profile(default_runtime(backend, level, model.source == ModelSource::gguf), s.runtime_profiles);
 }
 
 // The cost model of `level` with what the settings add to it.
@@ -141,6 +141,7 @@ Result<CostModel> reshaped(const CostModel& c, std::uint64_t context, std::uint6
 void settle_runtime(Fleet& f, CostModel& c, QuantizationLevel level, const InferenceSettings& s,
                     const ModelDescription& model) {
   c.profile = &profile_for(f, level, s, model);
+  c.host_profile = &runtime_profile(Runtime::llama_cpp_cpu, s.runtime_profiles);
   join_pcie_domains(f, *c.profile);
 }
 

@@ -81,6 +81,9 @@ struct InferenceSettings {
   /// Device specs from a user file (read_device_specs), consulted after the
   /// built-in table for devices it does not match; must outlive the call. Null: the table alone.
   const DeviceSpecSet* device_specs = nullptr;
+  /// Runtime profiles from a user file (read_runtime_profiles), in place of
+  /// the built-in ones; must outlive the call. Empty: the built-in profiles.
+  std::span<const RuntimeProfile> runtime_profiles;
 
   /// Limits: context 1..16,777,216 (and at most the model's own maximum
   /// when its architecture is its own), batch 1..65,536, reserve in [0, 0.95].

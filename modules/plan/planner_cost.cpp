@@ -26,7 +26,7 @@ Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel le
                              std::uint64_t context, std::uint64_t batch) {
   auto layout = weight_layout(model, level);
   if (!layout) return fail(layout.error());
-  CostModel c{model, model.architecture, level, kv_type, context, batch, std::move(*layout), {}, {}, {}, 0, {}, false, nullptr, {}, {}, {}, false};
+  CostModel c{model, model.architecture, level, kv_type, context, batch, std::move(*layout), {}, {}, {}, 0, {}, false, nullptr, nullptr, {}, {}, {}, false};
   const auto& a = model.architecture;
   const std::uint64_t n = c.layout.layer_bytes.size();
   c.weight_prefix.assign(n + 1, 0);

@@ -237,8 +237,7 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
     const std::uint32_t t = st.group ? r.tp : 1;
     const StageSpeed sp = speed_of(f, st);
     if (!sp.bandwidth_gbps) return out;
-    // Layers in host memory run under llama.cpp's CPU backend whatever drives the accelerators.
-    const RuntimeProfile& profile = st.group ? *c.profile : runtime_profile(Runtime::llama_cpp_cpu);
+    const RuntimeProfile& profile = st.group ? *c.profile : c.host();
     const double kv = static_cast<double>(c.kv_read(t, st.first_layer, st.layer_count));
     double bytes = static_cast<double>(c.active_weight_prefix[st.first_layer + st.layer_count] -
                                        c.active_weight_prefix[st.first_layer]) /

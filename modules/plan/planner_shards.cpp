@@ -88,7 +88,7 @@ PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r) {
                    4.0 * b * c.attention_pairs(st.first_layer, st.layer_count) * static_cast<double>(a.q_width());
     if (st.head) flops += 2.0 * b * c.head_params;  // logits of the last token only
     flops /= t;
-    const RuntimeProfile& profile = st.group ? *c.profile : runtime_profile(Runtime::llama_cpp_cpu);
+    const RuntimeProfile& profile = st.group ? *c.profile : c.host();
     const double compute_s = flops / (*sp.peak_tflops * 1e12 * profile.compute_efficiency);
     const double weights = static_cast<double>(c.layer_weights(st.first_layer, st.layer_count)) / t;
     const double mem_s = weights / (*sp.bandwidth_gbps * 1e9 * profile.bandwidth_efficiency) +

@@ -151,6 +151,17 @@ const RuntimeProfile& runtime_profile(Runtime runtime) noexcept {
   return builtin_profiles()[static_cast<std::size_t>(runtime)];
 }
 
+const RuntimeProfile& runtime_profile(Runtime runtime, std::span<const RuntimeProfile> profiles) noexcept {
+  const auto at = static_cast<std::size_t>(runtime);
+  return at < profiles.size() ? profiles[at] : runtime_profile(runtime);
+}
+
+Result<std::vector<RuntimeProfile>> read_runtime_profiles(const std::string& path) {
+  auto content = read_small_file(path, max_runtime_profiles_bytes, "a runtime-profile file");
+  if (!content) return fail(content.error());
+  return parse_runtime_profiles(*content, path);
+}
+
 Result<Runtime> parse_runtime(std::string_view name) {
   if (const auto runtime = runtime_named(name)) return *runtime;
   const std::string key = folded(name);

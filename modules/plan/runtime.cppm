@@ -106,6 +106,11 @@ struct RuntimeProfile {
 /// The profile of a runtime.
 const RuntimeProfile& runtime_profile(Runtime runtime) noexcept;
 
+/// The profile of a runtime among `profiles` (a runtime-profile file's, in
+/// the order of the enum, as parse_runtime_profiles gives them); the built-in
+/// one when `profiles` is empty.
+const RuntimeProfile& runtime_profile(Runtime runtime, std::span<const RuntimeProfile> profiles) noexcept;
+
 /// Every profile, in the order of the enum.
 std::span<const RuntimeProfile> runtime_profiles() noexcept;
 
@@ -118,6 +123,11 @@ std::span<const RuntimeProfile> runtime_profiles() noexcept;
 /// missing runtime.
 [[nodiscard]] Result<std::vector<RuntimeProfile>> parse_runtime_profiles(std::string_view json,
                                                                         std::string_view origin);
+/// Reads a runtime-profile file from disk: parse_runtime_profiles of its
+/// text, its path the origin; a missing, unreadable or oversized file is an
+/// error naming it.
+[[nodiscard]] Result<std::vector<RuntimeProfile>> read_runtime_profiles(const std::string& path);
+
 /// The text of the built-in file, data/runtime-profiles.json, compiled in.
 std::string_view builtin_runtime_profiles_json() noexcept;
 

@@ -108,6 +108,10 @@ constexpr std::array planning_keys = {
                      "JSON file of devices the built-in spec table lacks, for devices and for matching detected "
                      "devices (format in docs/planning.md, \"Device specs\")",
                      &store_text<&PlanningInputs::device_specs>},
+    PlanningInputKey{"runtime-profiles", SettingType::text, "", 0, 0, "HWACCEL_RUNTIME_PROFILES",
+                     "JSON file of runtime profiles in place of the built-in ones (data/runtime-profiles.json's "
+                     "format, docs/runtime-profiles.schema.json): the speeds of your own builds",
+                     &store_text<&PlanningInputs::runtime_profiles>},
     PlanningInputKey{"nodes", SettingType::whole, "1", 1, max_cluster_nodes, "",
                      "Plan over N nodes like this machine (or the fixture, or the devices)",
                      &store_whole<&PlanningInputs::nodes>},
@@ -180,6 +184,13 @@ Result<ModelDescription> PlanningInputs::load_model() const {
   auto m = hwaccel::load_model(model);
   if (!m) return fail(m.error().kind, text::cat("model: ", m.error().message));
   return m;
+}
+
+Result<std::vector<RuntimeProfile>> PlanningInputs::load_runtime_profiles() const {
+  if (runtime_profiles.empty()) return std::vector<RuntimeProfile>();
+  auto profiles = read_runtime_profiles(runtime_profiles);
+  if (!profiles) return fail(profiles.error().kind, text::cat("runtime-profiles: ", profiles.error().message));
+  return profiles;
 }
 
 Result<DeviceSpecSet> PlanningInputs::load_device_specs() const {

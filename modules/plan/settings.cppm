@@ -8,6 +8,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 export module hwaccel.plan:settings;
 import hwaccel.hardware;
 import hwaccel.registry;
@@ -47,6 +48,7 @@ struct PlanningInputs {
   /// "devices": hypothetical devices ("8xH100-SXM-80GB"), or nodes of them ("2x(8xH100-SXM-80GB)").
   std::string devices;
   std::string device_specs;      ///< "device-specs" ($HWACCEL_DEVICE_SPECS): a device-spec file
+  std::string runtime_profiles;  ///< "runtime-profiles" ($HWACCEL_RUNTIME_PROFILES): a runtime-profile file
   std::uint32_t nodes = 1;       ///< "nodes": copies of the one node planned on
   std::optional<Fabric> fabric;  ///< "fabric": between nodes; empty: the nodes' own RDMA ports
 
@@ -57,6 +59,10 @@ struct PlanningInputs {
   /// The entries of the device-spec file; an empty set (the built-in table
   /// alone) without one. Errors are read_device_specs', prefixed "device-specs: ".
   [[nodiscard]] Result<DeviceSpecSet> load_device_specs() const;
+  /// The profiles of the runtime-profile file, for
+  /// InferenceSettings::runtime_profiles; empty (the built-in profiles)
+  /// without one. Errors are read_runtime_profiles', prefixed "runtime-profiles: ".
+  [[nodiscard]] Result<std::vector<RuntimeProfile>> load_runtime_profiles() const;
   /// The nodes to plan on: `devices` naming nodes; else `nodes` copies of
   /// the registry of `devices` (names of the table or of `extra`), or of
   /// `given` (the caller's registry: this machine, a fixture). Giving both
@@ -70,6 +76,7 @@ struct PlanningInputs {
 ///   params        text: a parameter count (7000000000, 7e9, 70B)
 ///   devices       text: hypothetical devices or nodes of them (`hwaccel specs`)
 ///   device-specs  text, $HWACCEL_DEVICE_SPECS: a device-spec file
+///   runtime-profiles text, $HWACCEL_RUNTIME_PROFILES: a runtime-profile file
 ///   nodes         whole number 1..max_cluster_nodes, default 1
 ///   fabric        text: ib-400g, ib-8x400g, roce-200g, ethernet-100g, efa-32x100g
 std::span<const SettingKey<PlanningInputs>> planning_input_keys() noexcept;

@@ -271,6 +271,7 @@ def plan(
     output_len: Optional[int] = None,
     device_specs: Optional[PathLike] = None,
     flash_attention: Optional[bool] = None,
+    runtime_profiles: Optional[PathLike] = None,
 ) -> Plan:
     """How a model runs: quantization, memory, sharding, throughput, launch
     flags (``hwaccel plan``). The model is a catalogue id, a path (config.json,
@@ -289,7 +290,9 @@ def plan(
     devices the spec table lacks: names for ``devices`` and figures for
     matched ones. ``flash_attention`` is llama.cpp's ``-fa`` (default off, as
     the llama.cpp profiles' calibration runs): on, each KV head is read once
-    per token."""
+    per token. ``runtime_profiles`` (default ``$HWACCEL_RUNTIME_PROFILES``) is
+    a runtime-profile file (data/runtime-profiles.json's format) used in place
+    of the built-in profiles."""
     native_registry = _planning_registry(devices, fixture, registry)
     settings: Dict[str, Any] = {
         "devices": devices,
@@ -309,6 +312,7 @@ def plan(
         "output_len": output_len,
         "device_specs": _path(device_specs, "device_specs"),
         "flash_attention": flash_attention,
+        "runtime_profiles": _path(runtime_profiles, "runtime_profiles"),
     }
     document = _native.plan(native_registry, _model(model), settings)
     import json

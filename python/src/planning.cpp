@@ -58,13 +58,17 @@ struct PlanRequest {
   std::vector<Setting> values;
   PlanningInputs inputs;
   DeviceSpecSet specs;
+  std::vector<RuntimeProfile> profiles;  // runtime-profiles; empty: the built-in ones
 };
 
-PlanRequest plan_request(const py::dict& settings) {
+// `with_profiles`: the call has a speed model, so the runtime-profile file
+// (or $HWACCEL_RUNTIME_PROFILES) is read.
+PlanRequest plan_request(const py::dict& settings, bool with_profiles = false) {
   PlanRequest r;
   r.values = settings_argument(settings);
   r.inputs = value_or_raise(read_planning_inputs(r.values));
   r.specs = value_or_raise(r.inputs.load_device_specs());
+  if (with_profiles) r.profiles = value_or_raise(r.inputs.load_runtime_profiles());
   return r;
 }
 
@@ -72,6 +76,7 @@ InferenceSettings inference_settings(const PlanRequest& r, const ModelDescriptio
   InferenceSettings s = value_or_raise(read_inference_settings(r.values));
   if (auto v = s.validate(model); !v) raise(v.error());
   if (!r.specs.empty()) s.device_specs = &r.specs;
+  s.runtime_profiles = r.profiles;
   return s;
 }
 
@@ -84,7 +89,7 @@ void bind_planning(py::module_& m) {
   m.def(
       "plan",
       [](const AcceleratorRegistry* registry, const py::object& model_arg, const py::dict& settings, bool pretty) {
-        const PlanRequest r = plan_request(settings);
+        const PlanRequest r = plan_request(settings, true);
         const ModelDescription model = model_argument("model", model_arg);
         const InferenceSettings s = inference_settings(r, model);
         const Cluster cluster = value_or_raise(r.inputs.cluster(registry, r.specs));
@@ -129,7 +134,7 @@ void bind_planning(py::module_& m) {
       "fleet_what_is_missing",
       [](const std::string& fleet_json, const py::object& model_arg, const py::dict& settings) {
         const Fleet fleet = value_or_raise(fleet_from_json(fleet_json), "fleet");
-        const PlanRequest r = plan_request(settings);
+        const PlanRequest r = plan_request(settings, true);
         const ModelDescription model = model_argument("model", model_arg);
         const InferenceSettings s = inference_settings(r, model);
         const CapacityOptions options = value_or_raise(read_capacity_options(r.values));
@@ -141,11 +146,12 @@ void bind_planning(py::module_& m) {
   m.def(
       "recommend",
       [](const py::object& model_arg, const py::dict& settings, bool pretty) {
-        const PlanRequest r = plan_request(settings);
+        const PlanRequest r = plan_request(settings, true);
         RecommendOptions options = value_or_raise(read_recommend_options(r.values));
         const ModelDescription model = model_argument("model", model_arg);
         if (auto v = options.settings.validate(model); !v) raise(v.error());
         if (!r.specs.empty()) options.settings.device_specs = &r.specs;
+        options.settings.runtime_profiles = r.profiles;
         const InstanceCatalogue catalogue = value_or_raise(options.load_catalogue(r.specs));
         const py::gil_scoped_release unlocked;
         return to_json(value_or_raise(recommend_instances(model, options, catalogue)), pretty);

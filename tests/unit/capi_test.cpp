@@ -445,6 +445,27 @@ TEST(CApiPlan, DeviceSpecFilesNameDevicesTheTableLacks) {
   EXPECT_NE(message.find("device-specs"), std::string::npos) << message;
 }
 
+TEST(CApiPlan, RuntimeProfilesKeyForPlansNotTraining) {
+  const hwaccel::testing::TempDir tmp;
+  const std::string file = (tmp.path() / "profiles.json").string();
+  std::ofstream(file) << hwaccel::builtin_runtime_profiles_json();
+  const auto r = request({{"model", "llama-3.1-8b"}, {"devices", "1xH100-SXM-80GB"}, {"runtime", "vllm"},
+                          {"runtime-profiles", file.c_str()}});
+  char* raw = nullptr;
+  ASSERT_EQ(hwaccel_plan_json(nullptr, r.get(), 0, &raw, nullptr, nullptr), HWACCEL_OK);
+  StringPtr json(raw);
+  const auto plain = request({{"model", "llama-3.1-8b"}, {"devices", "1xH100-SXM-80GB"}, {"runtime", "vllm"}});
+  char* raw_plain = nullptr;
+  ASSERT_EQ(hwaccel_plan_json(nullptr, plain.get(), 0, &raw_plain, nullptr, nullptr), HWACCEL_OK);
+  StringPtr json_plain(raw_plain);
+  EXPECT_EQ(std::string(json.get()), std::string(json_plain.get()));  // the built-in file's copy plans the same
+  std::ofstream(file, std::ios::trunc) << "{}";
+  EXPECT_NE(failure(false, nullptr, r.get()).second.find("runtime-profiles: "), std::string::npos);
+  const auto training = request({{"model", "llama-3.1-8b"}, {"devices", "1xH100-SXM-80GB"}, {"method", "lora"},
+                                 {"runtime-profiles", file.c_str()}});
+  EXPECT_NE(failure(true, nullptr, training.get()).second.find("runtime-profiles"), std::string::npos);
+}
+
 TEST(CApiPlan, FlashAttentionKey) {
   const auto off = request({{"model", "llama-3.1-8b"}, {"devices", "1xRTX-4090"}, {"quant", "q4_k_m"}, {"context", "32768"}});
   const auto on = request({{"model", "llama-3.1-8b"}, {"devices", "1xRTX-4090"}, {"quant", "q4_k_m"}, {"context", "32768"},

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -770,6 +771,46 @@ TEST(SpeedModel, RowSplitHelpsSlowGpusAndHurtsManyFastOnes) {
   ASSERT_TRUE(plan->throughput.llama_row_split.has_value());
   EXPECT_EQ(plan->throughput.llama_row_split->devices, 3u);
   EXPECT_TRUE(plan->throughput.llama_row_split->fits);
+}
+
+// A runtime-profile file replaces the built-in profiles: a copy of the
+// built-in file plans the same, a slower vLLM plans slower, and a bad file is
+// an error naming the setting.
+TEST(SpeedModel, RuntimeProfilesFromAUserFile) {
+  const auto registry = hypothetical_registry("1xH100-SXM-80GB").value();
+  const auto model = catalogue_model("llama-3.1-8b").value();
+  InferenceSettings s;
+  s.quantization = QuantizationLevel::bf16;
+  s.runtime = Runtime::vllm;
+  const Plan builtin = plan_inference(registry, model, s).value();
+
+  hwaccel::testing::TempDir dir;
+  const auto same_file = dir.path() / "same.json";
+  hwaccel::testing::write_file(same_file, builtin_runtime_profiles_json());
+  const auto with_file = [](const std::filesystem::path& path) {
+    const std::vector<Setting> given{Setting{"runtime-profiles", path.string()}};
+    return read_planning_inputs(given).value().load_runtime_profiles();
+  };
+  const auto same = with_file(same_file).value();
+  ASSERT_EQ(same.size(), all_runtimes().size());
+  s.runtime_profiles = same;
+  EXPECT_EQ(plan_inference(registry, model, s).value().throughput.decode_tokens_per_s,
+            builtin.throughput.decode_tokens_per_s);
+
+  std::vector<RuntimeProfile> slower = same;
+  slower[static_cast<std::size_t>(Runtime::vllm)].bandwidth_efficiency /= 2;
+  s.runtime_profiles = slower;
+  const Plan slow = plan_inference(registry, model, s).value();
+  ASSERT_TRUE(slow.throughput.decode_tokens_per_s && builtin.throughput.decode_tokens_per_s);
+  EXPECT_LT(*slow.throughput.decode_tokens_per_s, *builtin.throughput.decode_tokens_per_s * 0.75);
+
+  const auto bad_file = dir.path() / "bad.json";
+  hwaccel::testing::write_file(bad_file, "{\"format\": \"hwaccel-runtime-profiles\", \"version\": 1, \"profiles\": []}");
+  const auto bad = with_file(bad_file);
+  ASSERT_FALSE(bad);
+  EXPECT_TRUE(bad.error().message.starts_with("runtime-profiles: ")) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("has no entry for runtime"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(with_file(dir.path() / "none.json"));
 }
 
 }  // namespace

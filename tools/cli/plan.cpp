@@ -164,6 +164,9 @@ int run_plan(const PlanArgs& a) {
   const auto device_specs = inputs->load_device_specs();
   if (!device_specs) return fail_with("plan", device_specs.error().message, exit_failure);
   if (!device_specs->empty()) settings->device_specs = &*device_specs;
+  const auto runtime_profiles = inputs->load_runtime_profiles();
+  if (!runtime_profiles) return fail_with("plan", runtime_profiles.error().message, exit_failure);
+  settings->runtime_profiles = *runtime_profiles;
   const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
   std::optional<Fleet> fleet;
   if (!a.fleet.empty()) {

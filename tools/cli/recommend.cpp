@@ -104,6 +104,9 @@ int run_recommend(const RecommendArgs& a) {
   const auto device_specs = inputs->load_device_specs();
   if (!device_specs) return fail_with("recommend", device_specs.error().message, exit_failure);
   if (!device_specs->empty()) options->settings.device_specs = &*device_specs;
+  const auto runtime_profiles = inputs->load_runtime_profiles();
+  if (!runtime_profiles) return fail_with("recommend", runtime_profiles.error().message, exit_failure);
+  options->settings.runtime_profiles = *runtime_profiles;
   // --catalogue, else $HWACCEL_INSTANCE_CATALOGUE, else the built-in one.
   auto catalogue = options->load_catalogue(*device_specs);
   if (!catalogue) return fail_with("recommend", catalogue.error().message, exit_failure);
@@ -131,7 +134,7 @@ Command add_recommend_command(CLI::App& app) {
       "interconnect), with the reason each cheaper instance was rejected.\nOutput is text on a terminal and JSON "
       "otherwise (or with --json). Exit status: 0 at least one instance fits, 1 none fits or the model or catalogue "
       "could not be read, 2 bad usage.");
-  add_setting_options(*cmd, planning_input_keys(), args->settings, {"model", "device-specs"}).at("model")->required();
+  add_setting_options(*cmd, planning_input_keys(), args->settings, {"model", "device-specs", "runtime-profiles"}).at("model")->required();
   add_setting_options(*cmd, inference_setting_keys(), args->settings, {"quant", "kv-dtype", "context", "batch", "reserve"})
       .at("quant")
       ->required();

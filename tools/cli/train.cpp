@@ -165,7 +165,9 @@ Command add_train_command(CLI::App& app) {
       "precision, optimizer and ZeRO/FSDP sharding, check it against this machine, a fixture or hypothetical devices, "
       "and find the fewest devices that hold it.\nOutput is text on a terminal and JSON otherwise (or with --json). Exit "
       "status: 0 estimated (see \"fits\"), 1 a model or fixture could not be read, 2 bad usage or an invalid combination.");
-  const SettingOptions inputs = add_setting_options(*cmd, planning_input_keys(), args->settings);
+  // Training has no speed model: runtime-profiles is plan's and recommend's.
+  const SettingOptions inputs = add_setting_options(*cmd, planning_input_keys(), args->settings,
+                                                    {"model", "params", "devices", "device-specs", "nodes", "fabric"});
   auto* fixture = cmd->add_option("--fixture", args->fixture, "Check against a captured machine (fixture folder)")
                       ->check(CLI::ExistingDirectory);
   fixture->excludes(inputs.at("devices"));
