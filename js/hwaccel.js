@@ -6,7 +6,10 @@ import { MemoryWasi, WasiExit } from './wasi.js';
 const HWACCEL_OK = 0;
 const HWACCEL_JSON_PRETTY = 1;
 const HWACCEL_JSON_NO_TIMINGS = 2;
-const MAX_INPUT_BYTES = 64 * 1024 * 1024;  // a pasted text or a model header past this is not one
+// What the package copies into the module's memory at most, for any input:
+// a bound on memory, not a format's limit (a paste's own limit, 16 MiB, is
+// the library's, registry_from_paste, and comes back as its error).
+const MAX_TRANSFER_BYTES = 64 * 1024 * 1024;
 
 let instancePromise = null;
 
@@ -118,8 +121,8 @@ function takeJson(m, ptr) {
 
 function checkedSize(what, data) {
   const size = typeof data === 'string' ? data.length : data.byteLength;
-  if (size > MAX_INPUT_BYTES)
-    throw new HwaccelError(`${what} is ${size} bytes; at most ${MAX_INPUT_BYTES} are read`, 'invalid_argument');
+  if (size > MAX_TRANSFER_BYTES)
+    throw new HwaccelError(`${what} is ${size} bytes; at most ${MAX_TRANSFER_BYTES} are read`, 'invalid_argument');
 }
 
 function asBytes(data) {
