@@ -3,6 +3,7 @@ module;
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <string_view>
 module hwaccel.hardware;
@@ -62,9 +63,7 @@ std::string_view to_string(Backend b) noexcept {
 Result<Backend> parse_backend(std::string_view s) {
   for (const auto& [backend, name] : backend_table)
     if (name == s) return backend;
-  std::string names;
-  for (const auto& entry : backend_table) names += text::cat(names.empty() ? "" : ", ", entry.second);
-  return fail(unknown_name("backend", s, names));
+  return fail(unknown_name("backend", s, text::join(backend_table | std::views::values)));
 }
 std::string_view to_string(Family f) noexcept { return name_of(family_names, f); }
 Result<Family> parse_family(std::string_view s) { return enum_of<Family>(family_names, s, "device family"); }

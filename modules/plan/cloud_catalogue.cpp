@@ -7,6 +7,7 @@ module;
 #include <limits>
 #include <optional>
 #include <set>
+#include <ranges>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -103,9 +104,7 @@ Result<CloudInstanceType> read_instance(const json::Object& o, const DeviceSpecS
   inst.memory_per_device_bytes = static_cast<std::uint64_t>(std::llround(memory * text::bytes_per_gib));
 
   const auto ic = parse_instance_interconnect(o.text("interconnect"));
-  if (!ic)
-    return fail(o.error(text::cat("unknown interconnect \"", text::excerpt(o.text("interconnect")),
-                                  "\" (pcie, nvlink, nvswitch, xgmi, ici or neuronlink)")));
+  if (!ic) return fail(o.error(ic.error().message));
   if (const auto needed = fabric_needed(*ic); !needed.empty() && (!spec->fabric || spec->fabric->kind != needed))
     return fail(o.error(text::cat(spec->product, " has no ", to_string(*ic), " (its fabric: ",
                                   spec->fabric ? spec->fabric->kind : "PCIe only", ")")));
@@ -164,9 +163,7 @@ Result<InstanceInterconnect> parse_instance_interconnect(std::string_view name) 
                                                  InstanceInterconnect::ici, InstanceInterconnect::neuronlink};
   for (auto ic : all)
     if (text::iequals(text::trim(name), to_string(ic))) return ic;
-  std::string names;
-  for (auto ic : all) names += text::cat(names.empty() ? "" : ", ", to_string(ic));
-  return fail(unknown_name("interconnect", name, names));
+  return fail(unknown_name("interconnect", name, text::join(all | std::views::transform([](auto ic) { return to_string(ic); }))));
 }
 
 Result<InstanceCatalogue> parse_instance_catalogue(std::string_view json, std::string_view origin) {
