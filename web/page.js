@@ -209,6 +209,12 @@ async function start() {
     document.body.dataset.node = 'true';
   }
   readHash();
+  // A shared link of a paste opens without the paste (it never enters the
+  // URL): the published specs, rather than an empty box.
+  if (source() === 'paste' && !$('paste').value) {
+    form.elements.source.value = 'specs';
+    showSource();
+  }
   form.addEventListener('submit', run);
   for (const radio of form.elements.source) radio.addEventListener('change', showSource);
   $('model-file').addEventListener('change', () => readModelFile().catch((e) => showError(e.message)));

@@ -134,6 +134,7 @@ Result<CostModel> reshaped(const CostModel& c, std::uint64_t context, std::uint6
   out->full_kv_every_layer = c.full_kv_every_layer;
   out->flash_attention = c.flash_attention;
   out->profile = c.profile;
+  out->host_profile = c.host_profile;
   return out;
 }
 

@@ -27,8 +27,10 @@ NvidiaRun run_nvidia_query(const System& system, std::chrono::milliseconds timeo
 [[nodiscard]] Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options);
 
 /// A report of every GPU, read when the telemetry query fails: `nvidia-smi
-/// -q -x` (what monitoring agents record), else `-q`, both through
-/// options.slow_tools when set, parsed by the detector's readers.
+/// -q -x` (what monitoring agents record), else `-q`, each within the slow
+/// tools' timeout but never from their cache (the values are the sample's),
+/// parsed by the detector's readers; a timeout ends the walk. The error is
+/// not_captured when no view was recorded, timeout after a hang, else tool_failed.
 struct NvidiaReport {
   std::string view;  ///< the command that answered ("nvidia-smi -q -x")
   parsers::NvidiaGpuTable table;

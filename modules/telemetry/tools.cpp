@@ -206,13 +206,21 @@ Result<NvidiaReport> run_nvidia_report(const System& system, const TelemetryOpti
       {{"nvidia-smi", "-q"}, &parsers::parse_query_text},
   }};
   std::string failures;
+  ErrorKind kind = ErrorKind::not_captured;  // stays so only when no view was recorded
   for (const auto& [argv, parse] : views) {
-    auto result = run_tool(system, argv, slow_timeout(options), options.slow_tools.get());
+    // Not through the slow-tool cache: these are the sample's values, and a
+    // cached copy would be exported as current.
+    auto result = run_tool(system, argv, slow_timeout(options));
     auto table = result ? parse(result->out) : Result<parsers::NvidiaGpuTable>(fail(result.error()));
     if (table) return NvidiaReport{join_argv(argv), std::move(*table)};
     failures += text::cat(failures.empty() ? "" : "; ", table.error().message);
+    if (table.error().kind == ErrorKind::timeout) {
+      kind = ErrorKind::timeout;  // the next view would hang as long
+      break;
+    }
+    if (table.error().kind != ErrorKind::not_captured) kind = ErrorKind::tool_failed;
   }
-  return fail(ErrorKind::tool_failed, text::cat("nvidia-smi reports: ", failures));
+  return fail(kind, text::cat("nvidia-smi reports: ", failures));
 }
 
 Result<std::vector<NvlinkErrorBlock>> run_nvlink_errors(const System& system, std::chrono::milliseconds timeout,

@@ -418,11 +418,13 @@ def recommend(
     catalogue: Optional[PathLike] = None,
     max_instances: Optional[int] = None,
     device_specs: Optional[PathLike] = None,
+    runtime_profiles: Optional[PathLike] = None,
 ) -> Recommendation:
     """The cheapest cloud instances a model fits on (``hwaccel recommend``);
     the catalogue file defaults to ``$HWACCEL_INSTANCE_CATALOGUE``, else the
     built-in one; ``device_specs`` (default ``$HWACCEL_DEVICE_SPECS``) names
-    devices a user catalogue may use."""
+    devices a user catalogue may use; ``runtime_profiles`` (default
+    ``$HWACCEL_RUNTIME_PROFILES``) replaces the built-in runtime profiles."""
     settings: Dict[str, Any] = {
         "quant": quant,
         "context": context,
@@ -433,6 +435,7 @@ def recommend(
         "catalogue": _path(catalogue, "catalogue"),
         "max_instances": max_instances,
         "device_specs": _path(device_specs, "device_specs"),
+        "runtime_profiles": _path(runtime_profiles, "runtime_profiles"),
     }
     document = _native.recommend(_model(model), settings)
     import json

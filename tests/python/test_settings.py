@@ -181,6 +181,7 @@ def test_the_package_takes_every_key_of_its_tables() -> None:
             assert name in train, name
         if key["table"] == "planning" and key["name"] in PLAN_ONLY:
             assert name in plan and name not in train, name
+            assert name in inspect.signature(hwaccel.recommend).parameters, name
         elif key["table"] == "planning" and key["name"] not in ("model", "params"):
             assert name in plan and name in train, name
 

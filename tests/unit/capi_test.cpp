@@ -459,6 +459,23 @@ TEST(CApiPlan, RuntimeProfilesKeyForPlansNotTraining) {
   ASSERT_EQ(hwaccel_plan_json(nullptr, plain.get(), 0, &raw_plain, nullptr, nullptr), HWACCEL_OK);
   StringPtr json_plain(raw_plain);
   EXPECT_EQ(std::string(json.get()), std::string(json_plain.get()));  // the built-in file's copy plans the same
+  // vLLM at half the bandwidth efficiency: the plan's decode speed follows the file.
+  std::string slower(hwaccel::builtin_runtime_profiles_json());
+  const auto at = slower.find("\"bandwidth_efficiency\"", slower.find("\"runtime\": \"vllm\""));
+  ASSERT_NE(at, std::string::npos);
+  const auto value = slower.find_first_of("0123456789", at);
+  slower.replace(value, slower.find_first_of(",\n", value) - value, "0.4");
+  std::ofstream(file, std::ios::trunc) << slower;
+  char* raw_slow = nullptr;
+  ASSERT_EQ(hwaccel_plan_json(nullptr, r.get(), 0, &raw_slow, nullptr, nullptr), HWACCEL_OK);
+  StringPtr json_slow(raw_slow);
+  const auto decode = [](const char* plan) {
+    const std::string_view text(plan);
+    const auto key = text.find("\"decode_tokens_per_s\":");
+    return key == std::string_view::npos ? 0.0 : std::strtod(plan + key + 22, nullptr);
+  };
+  ASSERT_GT(decode(json_plain.get()), 0);
+  EXPECT_LT(decode(json_slow.get()), decode(json_plain.get()) * 0.75);
   std::ofstream(file, std::ios::trunc) << "{}";
   EXPECT_NE(failure(false, nullptr, r.get()).second.find("runtime-profiles: "), std::string::npos);
   const auto training = request({{"model", "llama-3.1-8b"}, {"devices", "1xH100-SXM-80GB"}, {"method", "lora"},

@@ -345,9 +345,34 @@ TEST(CudaParsers, DefaultTableOlderLayoutKeepsACutNameAndSaysSo) {
   EXPECT_EQ(table->gpus[0].memory_total_bytes, 16160ull << 20);
   EXPECT_EQ(table->gpus[0].power_limit_watts, 300.0);
   EXPECT_FALSE(table->gpus[0].mig_enabled);  // N/A
-  ASSERT_EQ(table->problems.size(), 1u);
-  EXPECT_EQ(table->problems[0].kind, WarningKind::truncated);
-  EXPECT_NE(table->problems[0].message.find("cuts the name short"), std::string::npos);
+  EXPECT_TRUE(table->problems.empty());
+}
+
+// A name the table cut short is taken whole from `-L`; without it, kept as
+// printed with a warning (never taken for a shorter product's name).
+TEST(CudaDetection, DefaultTableCutNameTakenFromTheListing) {
+  FixtureBuilder f;
+  f.command(nvidia_smi_argv::table(), default_table("r470-layout-truncated-name.txt"));
+  const auto alone = detect(f);
+  ASSERT_EQ(alone.devices().size(), 1u);
+  EXPECT_EQ(device(alone, 0).name, "Tesla V100-SXM2...");
+  EXPECT_NE(all_warnings(alone).find("truncated: nvidia-smi: GPU 0: the table cuts the name short"), std::string::npos)
+      << all_warnings(alone);
+  f.command(nvidia_smi_argv::list(), "GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-0a1b2c3d-0000-1111-2222-333344445555)\n");
+  const auto listed = detect(f);
+  ASSERT_EQ(listed.devices().size(), 1u);
+  EXPECT_EQ(device(listed, 0).name, "Tesla V100-SXM2-16GB");
+  EXPECT_EQ(device(listed, 0).compute_capability, "7.0");
+  EXPECT_EQ(all_warnings(listed).find("cuts the name short"), std::string::npos);
+}
+
+// Copied without its blank lines, the MIG and process boxes are still not GPU rows.
+TEST(CudaParsers, DefaultTableWithoutBlankLines) {
+  const auto table = parsers::parse_default_table(default_table("blank-lines-lost.txt"));
+  ASSERT_TRUE(table) << table.error().message;
+  ASSERT_EQ(table->gpus.size(), 2u);
+  EXPECT_EQ(table->gpus[0].mig_devices.size(), 2u);
+  EXPECT_EQ(table->gpus[1].memory_total_bytes, 81920ull << 20);
 }
 
 TEST(CudaParsers, DefaultTableGarbageAndDamage) {

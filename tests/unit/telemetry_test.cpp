@@ -227,6 +227,23 @@ TEST(NvidiaTelemetry, ReportsWhenTheQueryFails) {
   }));
 }
 
+// A report that hangs ends the walk: `-q` is not asked after a hung `-q -x`,
+// and the source fails with the timeout.
+TEST(NvidiaTelemetry, AHungReportIsNotFollowedByTheNext) {
+  FixtureBuilder f;
+  f.command({"nvidia-smi", "-q", "-x"}, "", 0, {}, /*hang=*/true);
+  f.command({"nvidia-smi", "-q"}, "==============NVSMI LOG==============\n\nGPU 00000000:18:00.0\n    Product Name : X\n"
+                                  "    FB Memory Usage\n        Total : 100 MiB\n        Used : 1 MiB\n");
+  const auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system);
+  const auto registry = one_gpu(Backend::cuda, "0000:18:00.0", "cuda:0");
+  const auto sample = sample_telemetry(registry, **system);
+  EXPECT_TRUE(sample.devices.empty());
+  EXPECT_EQ(sample.failed_sources, std::vector<std::string>{"cuda"});
+  EXPECT_TRUE(std::any_of(sample.warnings.begin(), sample.warnings.end(),
+                          [](const Warning& w) { return w.kind == WarningKind::timeout; }));
+}
+
 TEST(Telemetry, AFailedSourceIsAWarningAndAScrapeErrorNotAFailure) {
   FixtureBuilder f;
   f.command(nvidia_telemetry_argv(), "", 0, {}, /*hang=*/true);

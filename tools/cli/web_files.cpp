@@ -42,10 +42,13 @@ CommandResult<WebFiles> WebFiles::load(const std::string& folder) {
   std::error_code ec;
   fs::directory_iterator it(folder, ec);
   if (ec) return usage_error("--web: cannot read the folder " + folder + ": " + ec.message());
-  for (const auto& entry : it) {
+  // Files directly inside: links are not followed, so nothing outside is served.
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) return usage_error("--web: cannot read the folder " + folder + ": " + ec.message());
+    const fs::directory_entry& entry = *it;
     const std::string name = entry.path().filename().string();
     const auto type = content_type_of(name);
-    if (name.starts_with('.') || !type || !entry.is_regular_file(ec)) continue;
+    if (name.starts_with('.') || !type || !fs::is_regular_file(entry.symlink_status(ec))) continue;
     if (out.files_.size() == max_files)
       return usage_error(text::cat("--web: ", folder, " has more than ", max_files, " files to serve"));
     auto body = read_file(entry.path().string(), max_bytes - total);

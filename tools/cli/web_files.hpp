@@ -21,8 +21,8 @@ struct WebFile {
 
 /// The regular files directly inside a folder (the assembled build-wasm/web/:
 /// index.html, page.js, hwaccel.js, hwaccel.wasm...) whose extension is one of
-/// .html .js .mjs .css .wasm .json .svg .png .ico .txt; dot files, sub-folders
-/// and other names are left out. Refused (exit 2): a folder that cannot be
+/// .html .js .mjs .css .wasm .json .svg .png .ico .txt; dot files, sub-folders,
+/// symbolic links and other names are left out. Refused (exit 2): a folder that cannot be
 /// read, one without index.html, more than `max_files` files or more than
 /// `max_bytes` in all.
 class WebFiles {

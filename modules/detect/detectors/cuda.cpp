@@ -808,6 +808,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
   bool topology_read = false;
 
   NvidiaGpuTable table;
+  bool report_timed_out = false;  // a report hung: plain nvidia-smi would hang too
   std::string table_view;        // the view the GPUs came from when it is not the query
   bool table_is_report = false;  // a `-q`/`-q -x` report: each GPU row is its own MIG detail
   if (query.table) {
@@ -827,6 +828,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
       report = walk.read(text_argv, parsers::parse_query_text, std::move(details_result));
     }
     walk.finish(report ? used : nullptr);
+    report_timed_out = walk.stopped();
     if (report) {
       table_view = join_argv(*used);
       warn_problems(ctx, out, table_view, report->problems);
@@ -842,7 +844,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
   // The table plain `nvidia-smi` prints: what people paste most, and where
   // the query and the reports fail, still memory and bus ids. Its failure is
   // filed with the query's; this read stays quiet.
-  if (table.gpus.empty() && reachable)
+  if (table.gpus.empty() && reachable && !report_timed_out)
     if (const auto shown = ctx.run(nvidia_smi_argv::table()); shown && shown->succeeded())
       if (auto parsed = parsers::parse_default_table(shown->out)) {
         table_view = "nvidia-smi";
@@ -850,6 +852,17 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
         parsed->problems.clear();
         table = std::move(*parsed);
         table_is_report = true;
+        // The table cuts long names ("NVIDIA GeForce RTX 2080 ..."); `-L` prints them whole.
+        for (auto& g : table.gpus) {
+          if (!g.name.ends_with("...") || !g.index) continue;
+          const std::string_view prefix = text::trim(std::string_view(g.name).substr(0, g.name.size() - 3));
+          for (const auto& l : found.listing)
+            if (l.index == *g.index && l.name.starts_with(prefix)) g.name = l.name;
+          if (g.name.ends_with("..."))
+            ctx.warn(out, WarningKind::truncated,
+                     text::cat("nvidia-smi: GPU ", *g.index, ": the table cuts the name short (\"", text::excerpt(g.name, 60),
+                               "\"); paste `nvidia-smi -L` with it for the full name"));
+        }
         ctx.warn(out, WarningKind::degraded,
                  text::cat(query_command, " failed; ", table.gpus.size(),
                            " GPU(s) were read from nvidia-smi's table instead (it prints no UUID or PCIe link; the "
@@ -944,6 +957,7 @@ DetectorOutput detect_cuda(const DetectContext& ctx) {
     const NvidiaGpuListing* listed = match_gpu(found.listing, d);
     // `-L` always names the UUID, which the visibility pass matches against.
     if (listed && !d.uuid) d.uuid = listed->uuid;
+
     add_partitions(ctx, out, d, listed, table_is_report ? &g : detail_of(found.details, d),
                    table_is_report ? std::string_view(table_view) : std::string_view("nvidia-smi -q"));
     apply_memory_kind(d, &g, sys);

@@ -133,7 +133,7 @@ struct NvidiaGpuTable {
 
 /// Reads the table plain `nvidia-smi` prints (any layout from R450 to R610,
 /// Linux or Windows): per GPU its index, name (the table cuts long names
-/// short with "...", which is kept and reported as a truncated problem), bus
+/// short with "...", which is kept as printed), bus
 /// id, memory used and total, power draw and cap, temperature, utilization,
 /// compute mode and MIG mode; the header's driver version; the "MIG devices"
 /// box as MIG devices with their instance ids, memory and SM count. No UUID,

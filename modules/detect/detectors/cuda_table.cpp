@@ -68,11 +68,7 @@ void read_gpu_rows(const std::vector<std::vector<std::string_view>>& rows, const
   std::string_view name = text::trim(first[0]);
   name = text::trim(name.substr(head[0].size()));
   if (head.size() >= 3) name = text::trim(name.substr(0, name.size() - head.back().size()));
-  g.name = std::string(name);
-  if (name.ends_with("..."))
-    add_problem(table.problems, WarningKind::truncated,
-                text::cat("GPU ", *index, ": nvidia-smi's table cuts the name short (\"", text::excerpt(name, 60),
-                          "\"); paste `nvidia-smi -L` or `-q` with it for the full name"));
+  g.name = std::string(name);  // kept as printed, "..." included: the caller finds the whole name
   if (first.size() >= 2) {
     const auto bus = text::words(first[1]);
     if (!bus.empty()) {
@@ -179,6 +175,13 @@ Result<NvidiaGpuTable> parse_default_table(std::string_view text) {
     }
     const auto cells = box_cells(trimmed);
     if (cells.empty()) continue;
+    // A box's title opens it even where the blank line before it was lost
+    // in copying.
+    if (in_body && (cells[0].starts_with("MIG devices") || cells[0].starts_with("Processes") ||
+                    cells[0].starts_with("NVIDIA-SMI"))) {
+      finish_group();
+      in_body = false;
+    }
     if (!in_body) {
       // A box's heading lines name it.
       const std::string_view heading = cells[0];
