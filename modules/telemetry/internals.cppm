@@ -82,6 +82,28 @@ ToolSourceRun read_xpu_smi(const AcceleratorRegistry& registry, const std::vecto
 ToolSourceRun read_rocm_smi(const AcceleratorRegistry& registry, const std::vector<std::size_t>& positions,
                             const System& system, const TelemetryOptions& options);
 
+/// The processes of a report's GPUs (`-q`, `-q -x`), attributed to MIG
+/// instances by their instance ids; `view` names the report.
+std::vector<DeviceProcess> nvidia_processes(const AcceleratorRegistry& registry, const parsers::NvidiaGpuTable& report,
+                                            std::string_view view);
+
+/// `nvidia-smi --query-compute-apps` for every GPU (no MIG attribution: the
+/// query names only the GPU). Rows it could not read go to `problems`.
+[[nodiscard]] Result<std::vector<DeviceProcess>> run_nvidia_compute_apps(const AcceleratorRegistry& registry, const System& system,
+                                                           std::chrono::milliseconds timeout, std::vector<std::string>& problems);
+
+/// The DRM clients of the registry's non-NVIDIA PCI devices, from every
+/// readable /proc/PID/fd that links to /dev/dri or /dev/accel and its fdinfo.
+std::vector<DeviceProcess> drm_processes(const AcceleratorRegistry& registry, const System& system,
+                                         std::vector<Warning>& warnings);
+
+/// Fills in each process's PID in our namespace, user, command line,
+/// container PID and PID namespace from /proc and /etc/passwd.
+void describe_processes(std::vector<DeviceProcess>& processes, const System& system, std::vector<Warning>& warnings);
+
+/// By device in registry order, then by memory held, most first, then PID.
+void order_processes(const AcceleratorRegistry& registry, std::vector<DeviceProcess>& processes);
+
 /// /proc/loadavg and /proc/meminfo.
 HostTelemetry read_host(const System& system);
 

@@ -86,6 +86,26 @@ std::string to_json(const TelemetrySample& sample, bool pretty) {
     w.begin_object().field("backend", warning.backend).field("kind", to_string(warning.kind)).field("message", warning.message).end_object();
   w.end_array();
   w.field("failed_sources", sample.failed_sources);
+  if (!sample.processes.empty()) {
+    w.key("processes").begin_array();
+    for (const DeviceProcess& p : sample.processes) {
+      w.begin_object().field("device_id", p.device_id);
+      if (!p.partition_id.empty()) w.field("partition_id", p.partition_id);
+      w.field("pid", p.pid).field("driver_pid", p.driver_pid).field("container_pid", p.container_pid);
+      w.field("pid_namespace", p.pid_namespace).field("uid", p.uid);
+      if (!p.user.empty()) w.field("user", p.user);
+      w.field("command", p.command).field("kind", p.kind).field("memory_bytes", p.memory_bytes);
+      if (!p.engines.empty()) {
+        w.key("engines").begin_object();
+        for (const auto& [engine, c] : p.engines) {
+          w.key(engine).begin_object().field("busy", c.busy).field("total", c.total).field("capacity", c.capacity).end_object();
+        }
+        w.end_object();
+      }
+      w.field("source", p.source).end_object();
+    }
+    w.end_array();
+  }
   w.end_object();
   return std::string(w.str());
 }

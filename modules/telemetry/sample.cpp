@@ -55,6 +55,7 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
   add_problems(sample, "cuda", run.problems);
   // A MIG instance's own memory is only in the reports (`-q`, `-q -x`).
   std::optional<parsers::NvidiaGpuTable> mig;
+  std::string mig_view = "nvidia-smi -q";
   if (run.failure && run.failure->kind == ErrorKind::timeout) {
     // A hung nvidia-smi would hang again for the reports, at each scrape.
     sample.warnings.push_back(Warning{"cuda", warning_kind_for(run.failure->kind), run.failure->message});
@@ -78,6 +79,7 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
       sample.warnings.push_back(Warning{"cuda", p.kind, text::cat(report->view, ": ", p.message)});
     run.rows = telemetry_detail::telemetry_rows(report->table, report->view);
     mig = std::move(report->table);
+    mig_view = report->view;
   }
   // NVLink error counters, only where the inventory has NVLink links (PCIe-only GPUs print nothing).
   std::vector<NvlinkErrorBlock> nvlink;
@@ -100,6 +102,20 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
       mig = std::move(*table);
     } else {
       sample.warnings.push_back(Warning{"cuda", warning_kind_for(table.error().kind), table.error().message});
+    }
+  }
+  if (options.processes) {
+    // A report (read for MIG instances or in place of the query) names each
+    // process's MIG instance; the compute-apps query only its GPU.
+    if (mig) {
+      auto processes = telemetry_detail::nvidia_processes(registry, *mig, mig_view);
+      std::move(processes.begin(), processes.end(), std::back_inserter(sample.processes));
+    } else {
+      std::vector<std::string> problems;
+      auto processes = telemetry_detail::run_nvidia_compute_apps(registry, system, options.tool_timeout, problems);
+      add_problems(sample, "cuda", problems);
+      if (processes) std::move(processes->begin(), processes->end(), std::back_inserter(sample.processes));
+      else sample.warnings.push_back(Warning{"cuda", warning_kind_for(processes.error().kind), processes.error().message});
     }
   }
   for (const std::size_t i : gpus) {
@@ -258,6 +274,12 @@ TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const Syst
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [index, telemetry] : found) sample.devices.push_back(std::move(telemetry));
   sample.host = telemetry_detail::read_host(system);
+  if (options.processes) {
+    auto drm = telemetry_detail::drm_processes(registry, system, sample.warnings);
+    std::move(drm.begin(), drm.end(), std::back_inserter(sample.processes));
+    telemetry_detail::describe_processes(sample.processes, system, sample.warnings);
+    telemetry_detail::order_processes(registry, sample.processes);
+  }
   sample.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
   return sample;
 }

@@ -109,6 +109,47 @@ struct DeviceTelemetry {
   friend bool operator==(const DeviceTelemetry&, const DeviceTelemetry&) = default;
 };
 
+/// An engine's busy counter of one DRM client, cumulative since it opened the
+/// device (`drm-engine-<name>` in nanoseconds, or `drm-cycles-<name>` with
+/// `drm-total-cycles-<name>` where the driver counts GPU cycles, as xe does).
+/// Use over an interval is the difference of two samples: engine_use().
+struct EngineCounter {
+  std::uint64_t busy = 0;                ///< busy nanoseconds, or busy cycles
+  std::optional<std::uint64_t> total;    ///< total cycles in the same time (cycle counters only)
+  std::uint32_t capacity = 1;            ///< engines of the class (`drm-engine-capacity-<name>`)
+  friend bool operator==(const EngineCounter&, const EngineCounter&) = default;
+};
+
+/// A process using a device, from the driver's list (nvidia-smi) or the
+/// process's own DRM file descriptors (amdgpu, xe, i915), with who runs it
+/// from /proc. PIDs are in hwaccel's PID namespace where they could be
+/// translated; nvidia-smi reports the host's, which a process inside a
+/// container cannot see (`pid` is then absent and a warning says so).
+struct DeviceProcess {
+  std::string device_id;     ///< the registry's device ("cuda:0")
+  std::string partition_id;  ///< its MIG instance where the driver says so ("cuda:0/mig:1"), else empty
+  std::optional<std::uint32_t> pid;            ///< in hwaccel's PID namespace: what kill(2) takes here
+  std::optional<std::uint32_t> driver_pid;     ///< as the tool reported it (nvidia-smi: the host's)
+  std::optional<std::uint32_t> container_pid;  ///< in the process's own PID namespace, when nested below ours (NSpid)
+  std::optional<std::uint64_t> pid_namespace;  ///< inode of its PID namespace, where /proc lets us read it
+  std::optional<std::uint32_t> uid;            ///< real user id
+  std::string user;                            ///< its name from /etc/passwd, else the number
+  std::string command;                         ///< the command line (NULs as spaces), else the tool's name for it
+  /// "compute", "graphics", "compute+graphics", "mps" (nvidia-smi's type),
+  /// or "drm" (a DRM client, which may do either).
+  std::string kind;
+  std::optional<std::uint64_t> memory_bytes;     ///< device memory it holds
+  std::map<std::string, EngineCounter> engines;  ///< DRM clients' engine counters by engine ("gfx", "compute", "rcs")
+  std::string source;                            ///< "nvidia-smi --query-compute-apps", "nvidia-smi -q -x", "DRM fdinfo"
+  friend bool operator==(const DeviceProcess&, const DeviceProcess&) = default;
+};
+
+/// Each engine's use (0..1 of its capacity) between two samples of the same
+/// process, `elapsed` apart; engines missing from either, counters that went
+/// backwards (a reopened device) and a zero interval give no value.
+std::map<std::string, double> engine_use(const DeviceProcess& before, const DeviceProcess& after,
+                                         std::chrono::nanoseconds elapsed);
+
 /// The host's load and memory.
 struct HostTelemetry {
   std::optional<double> load1, load5, load15;
@@ -125,6 +166,9 @@ struct TelemetrySample {
   std::vector<Warning> warnings;
   /// Backends whose source failed outright in this sample (a scrape error each).
   std::vector<std::string> failed_sources;
+  /// The devices' processes (TelemetryOptions::processes), by device in
+  /// registry order, then by memory held, most first.
+  std::vector<DeviceProcess> processes;
   std::chrono::system_clock::time_point taken_at{};
   std::chrono::microseconds elapsed{0};
   friend bool operator==(const TelemetrySample&, const TelemetrySample&) = default;
@@ -167,6 +211,10 @@ struct TelemetryOptions {
   /// Where slow tools' output is kept between samples (the collector keeps
   /// one); without it they run on every sample.
   std::shared_ptr<SlowToolCache> slow_tools;
+  /// Also list the processes on each device (nvidia-smi's compute apps, DRM
+  /// fdinfo under /proc), with their users and command lines. Off by
+  /// default: walking /proc costs more than the rest of a sample on a busy host.
+  bool processes = false;
 };
 
 /// The backends whose devices have telemetry, in the order it is read: those
@@ -199,6 +247,54 @@ struct NvidiaTelemetryRow {
 };
 [[nodiscard]] Result<std::vector<NvidiaTelemetryRow>> parse_nvidia_telemetry(std::string_view csv,
                                                                std::vector<std::string>* problems = nullptr);
+
+/// The nvidia-smi command that lists the processes on every GPU.
+std::vector<std::string> nvidia_compute_apps_argv();
+
+/// A row of `nvidia-smi --query-compute-apps=gpu_bus_id,gpu_uuid,pid,process_name,used_gpu_memory
+/// --format=csv,nounits` (columns found by name; units in the header or the cells).
+struct NvidiaComputeApp {
+  std::string pci_bus_id;  ///< canonical form, empty when not given
+  std::string uuid;
+  std::uint32_t pid = 0;
+  std::string name;
+  std::optional<std::uint64_t> memory_used_bytes;
+  friend bool operator==(const NvidiaComputeApp&, const NvidiaComputeApp&) = default;
+};
+/// Reads the compute-apps CSV. A header without rows (no process) is an empty
+/// list; rows without a valid PID are problems. parse_error when there is no
+/// header naming a pid column.
+[[nodiscard]] Result<std::vector<NvidiaComputeApp>> parse_nvidia_compute_apps(std::string_view csv,
+                                                                              std::vector<std::string>* problems = nullptr);
+
+/// What one DRM file descriptor's /proc/PID/fdinfo/FD says about its client
+/// (the kernel's drm-usage-stats keys).
+struct DrmClient {
+  std::string driver;                       ///< drm-driver: "amdgpu", "xe", "i915"
+  std::string pdev;                         ///< drm-pdev: the PCI address, canonical form; empty when not given
+  std::optional<std::uint64_t> client_id;   ///< drm-client-id: fds of one client share it
+  /// Memory by region ("vram", "gtt", "vram0", "local0", "system0"): resident
+  /// bytes (drm-resident-*, or the older drm-memory-*), else drm-total-*.
+  std::map<std::string, std::uint64_t> memory_bytes;
+  std::map<std::string, EngineCounter> engines;
+  friend bool operator==(const DrmClient&, const DrmClient&) = default;
+};
+/// Reads an fdinfo file. parse_error when it has no drm-driver line (not a
+/// DRM file descriptor); values that are not numbers are problems.
+[[nodiscard]] Result<DrmClient> parse_drm_fdinfo(std::string_view text, std::vector<std::string>* problems = nullptr);
+
+/// The device memory a DRM client holds: its "vram*" and "local*" regions
+/// (system memory and GTT are host memory); nullopt when it names neither.
+std::optional<std::uint64_t> device_memory_of(const DrmClient& client) noexcept;
+
+/// What /proc/PID/status says about a process that its users need.
+struct ProcessStatus {
+  std::string name;                       ///< Name: (the kernel's comm, at most 15 bytes)
+  std::optional<std::uint32_t> uid;       ///< Uid: the real user id
+  std::vector<std::uint32_t> namespace_pids;  ///< NSpid: from the reader's PID namespace inwards
+};
+/// Reads /proc/PID/status. parse_error when it names no Pid or NSpid.
+[[nodiscard]] Result<ProcessStatus> parse_proc_status(std::string_view text);
 
 /// One GPU's block of `nvidia-smi nvlink -e`: "GPU 0: NAME (UUID: GPU-...)"
 /// then "Link N: Replay Errors: 0" lines.

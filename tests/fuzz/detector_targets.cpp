@@ -142,7 +142,13 @@ void doctor(std::string_view, std::string_view input, Findings& findings) {
 void telemetry_machine(std::string_view, std::string_view input, Findings& findings) {
   const auto system = MemorySystem::decode(input);
   const AcceleratorRegistry registry = DetectBuilder().detect(*system);
-  const TelemetrySample sample = sample_telemetry(registry, *system);
+  TelemetryOptions options;
+  options.processes = true;
+  const TelemetrySample sample = sample_telemetry(registry, *system, options);
+  for (const auto& p : sample.processes) {
+    findings.check(registry.find(p.device_id) != nullptr, "a process on a device the registry does not have");
+    findings.check(p.pid || p.driver_pid, "a process without any PID");
+  }
   for (const auto& d : sample.devices) {
     findings.check(registry.find(d.device_id) != nullptr, "telemetry for a device the registry does not have");
     if (d.utilization) findings.check(*d.utilization >= 0 && *d.utilization <= 1, "utilization outside 0..1");

@@ -150,6 +150,39 @@ void nvlink_errors(std::string_view, std::string_view input, Findings& findings)
       findings.check(!c.type.empty() && c.type.find(' ') == std::string::npos, "nvlink -e: an empty or spaced type");
 }
 
+void nvidia_compute_apps(std::string_view, std::string_view input, Findings& findings) {
+  std::vector<std::string> problems;
+  const auto apps = parse_nvidia_compute_apps(input, &problems);
+  findings.check(problems.size() <= 9, "compute-apps: problems are not bounded");
+  if (!apps) return;
+  for (const auto& app : *apps) {
+    findings.check(app.pid != 0, "compute-apps: a row without a process id");
+    findings.check(!app.pci_bus_id.empty() || !app.uuid.empty(), "compute-apps: a row naming no GPU");
+    if (!app.pci_bus_id.empty()) findings.check(PciAddress::parse(app.pci_bus_id).has_value(), "compute-apps: a bus id that does not parse back");
+  }
+}
+
+void drm_fdinfo(std::string_view, std::string_view input, Findings& findings) {
+  std::vector<std::string> problems;
+  const auto client = parse_drm_fdinfo(input, &problems);
+  findings.check(problems.size() <= 9, "fdinfo: problems are not bounded");
+  if (!client) return;
+  findings.check(!client->driver.empty(), "fdinfo: a client without a driver");
+  if (!client->pdev.empty()) findings.check(PciAddress::parse(client->pdev).has_value(), "fdinfo: a pdev that does not parse back");
+  for (const auto& [engine, counter] : client->engines) {
+    findings.check(!engine.empty() && engine.size() <= 32, "fdinfo: an empty or long engine name");
+    findings.check(counter.capacity >= 1, "fdinfo: an engine of no capacity");
+  }
+  (void)device_memory_of(*client);
+}
+
+void proc_status(std::string_view, std::string_view input, Findings& findings) {
+  const auto status = parse_proc_status(input);
+  if (!status) return;
+  findings.check(status->namespace_pids.size() <= 32, "status: NSpid is not bounded");
+  findings.check(status->name.size() <= 80, "status: the name is not bounded");
+}
+
 void tpu_info(std::string_view, std::string_view input, Findings& findings) {
   const auto report = parsers::parse_tpu_info(input);
   for (const auto& usage : report.usage) {

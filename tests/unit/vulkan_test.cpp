@@ -17,7 +17,7 @@ namespace {
 using namespace hwaccel;
 using hwaccel::testing::FixtureBuilder;
 
-AcceleratorRegistry detect(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::vulkan); }
+AcceleratorRegistry detect_vulkan(FixtureBuilder& f) { return hwaccel::testing::detect_backend(f, Backend::vulkan); }
 
 struct GpuText {
   unsigned index;
@@ -136,7 +136,7 @@ TEST(VulkanDetection, VirtualGpusAreKeptSoftwareRenderersAreNot) {
   swiftshader.driver_id = "DRIVER_ID_GOOGLE_SWIFTSHADER";
   FixtureBuilder f;
   f.command({"vulkaninfo", "--summary"}, summary({venus, swiftshader})).command({"vulkaninfo"}, full({venus, swiftshader}));
-  const auto r = detect(f);
+  const auto r = detect_vulkan(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(r.devices()[0].properties.at("vulkan_device_type"), "virtual_gpu");
   EXPECT_FALSE(r.devices()[0].integrated);
@@ -191,7 +191,7 @@ TEST(VulkanDetection, SummaryJoinedWithFullReportByUuid) {
   igpu_early.index = 0;
   f.command({"vulkaninfo", "--summary"}, summary({rtx, igpu, llvmpipe}))
       .command({"vulkaninfo"}, full({igpu_early, rtx_late, llvmpipe}));
-  const auto r = detect(f);
+  const auto r = detect_vulkan(f);
   ASSERT_EQ(r.devices().size(), 2u);  // llvmpipe is not an accelerator
   const DeviceProfile& d = r.devices()[0];
   EXPECT_EQ(d.id, "vulkan:0");
@@ -219,7 +219,7 @@ TEST(VulkanDetection, FullReportFailingKeepsSummaryDevices) {
   FixtureBuilder f;
   f.command({"vulkaninfo", "--summary"}, summary({rtx}))
       .command({"vulkaninfo"}, "", 0, "", /*hang=*/true);
-  const auto r = detect(f);
+  const auto r = detect_vulkan(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_FALSE(r.devices()[0].memory_bytes);
   EXPECT_FALSE(r.devices()[0].pci_bus_id);
@@ -230,7 +230,7 @@ TEST(VulkanDetection, FullReportFailingKeepsSummaryDevices) {
 TEST(VulkanDetection, SummaryFailingFallsBackToFullReport) {
   FixtureBuilder f;
   f.command({"vulkaninfo", "--summary"}, "", 0, "", true).command({"vulkaninfo"}, full({igpu, llvmpipe}));
-  const auto r = detect(f);
+  const auto r = detect_vulkan(f);
   ASSERT_EQ(r.devices().size(), 1u);
   EXPECT_EQ(r.devices()[0].memory_bytes, 536870912u);
   EXPECT_EQ(r.devices()[0].runtime_index, 1u);
@@ -243,7 +243,7 @@ TEST(VulkanDetection, NoDriverGarbageAndCrash) {
     FixtureBuilder f;
     const std::string err = "ERROR: [Loader Message] Code 0 : vkCreateInstance: Found no drivers!\nCannot create Vulkan instance.\n";
     f.command({"vulkaninfo", "--summary"}, "", 1, err).command({"vulkaninfo"}, "", 1, err);
-    const auto r = detect(f);
+    const auto r = detect_vulkan(f);
     EXPECT_TRUE(r.devices().empty());
     ASSERT_EQ(r.warnings().size(), 1u);  // the full report failing the same way says nothing new
     EXPECT_EQ(r.warnings()[0].kind, WarningKind::tool_failed);
@@ -253,7 +253,7 @@ TEST(VulkanDetection, NoDriverGarbageAndCrash) {
     FixtureBuilder f;
     f.command({"vulkaninfo", "--summary"}, "\x01\x02garbage\nGPU0:\n\tdeviceName = fake\n")
         .command({"vulkaninfo"}, "\x7f" "ELF");
-    const auto r = detect(f);
+    const auto r = detect_vulkan(f);
     EXPECT_TRUE(r.devices().empty());
     ASSERT_EQ(r.warnings().size(), 1u);
     EXPECT_EQ(r.warnings()[0].kind, WarningKind::parse_error);
@@ -263,7 +263,7 @@ TEST(VulkanDetection, NoDriverGarbageAndCrash) {
 TEST(VulkanDetection, WithoutVulkaninfo) {
   {
     FixtureBuilder f;  // a server with no GPU
-    const auto r = detect(f);
+    const auto r = detect_vulkan(f);
     EXPECT_TRUE(r.devices().empty());
     EXPECT_TRUE(r.warnings().empty());
   }
@@ -281,7 +281,7 @@ TEST(VulkanDetection, WithoutVulkaninfo) {
     add_pci_function(f, gpu);
     f.link("/sys/class/drm/renderD128", "../../devices/pci0000:00/0000:03:00.0/drm/renderD128")
         .link(hwaccel::testing::pci_device_dir("0000:03:00.0") + "/drm/renderD128/device", "../../../0000:03:00.0");
-    const auto r = detect(f);
+    const auto r = detect_vulkan(f);
     EXPECT_TRUE(r.devices().empty());
     ASSERT_EQ(r.warnings().size(), 1u);
     EXPECT_EQ(r.warnings()[0].kind, WarningKind::tool_missing);
@@ -291,7 +291,7 @@ TEST(VulkanDetection, WithoutVulkaninfo) {
     // A render node with nothing saying which GPU it belongs to: no grounds for a warning.
     FixtureBuilder f;
     f.file("/dev/dri/card0", "").file("/dev/dri/renderD128", "");
-    const auto r = detect(f);
+    const auto r = detect_vulkan(f);
     EXPECT_TRUE(r.devices().empty());
     EXPECT_TRUE(r.warnings().empty());
   }

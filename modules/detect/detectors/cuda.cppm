@@ -69,6 +69,19 @@ struct NvidiaMigDevice {
   friend bool operator==(const NvidiaMigDevice&, const NvidiaMigDevice&) = default;
 };
 
+/// A process with a context on a GPU, as nvidia-smi lists it (`-q`, `-q -x`,
+/// `--query-compute-apps`).
+struct NvidiaProcess {
+  std::uint32_t pid = 0;  ///< in the driver's PID namespace (the host's, for a container)
+  std::string type;       ///< "C" (compute), "G" (graphics), "C+G", "M" (MPS server); empty when not said
+  std::string name;       ///< as printed; nvidia-smi leaves it empty inside some VMs
+  std::optional<std::uint64_t> memory_used_bytes;
+  std::optional<std::uint32_t> gpu_instance_id;      ///< the MIG instance it runs in
+  std::optional<std::uint32_t> compute_instance_id;
+
+  friend bool operator==(const NvidiaProcess&, const NvidiaProcess&) = default;
+};
+
 /// One GPU as nvidia-smi describes it, from `--query-gpu` CSV or `-q` text.
 /// Values nvidia-smi did not give (placeholders, fields the driver lacks)
 /// stay empty.
@@ -100,6 +113,7 @@ struct NvidiaGpu {
   std::optional<std::uint32_t> pcie_width_current;
   std::optional<std::uint32_t> pcie_width_max;
   std::vector<NvidiaMigDevice> mig_devices;  ///< `-q` only
+  std::vector<NvidiaProcess> processes;      ///< `-q` and `-q -x` only
 
   friend bool operator==(const NvidiaGpu&, const NvidiaGpu&) = default;
 };

@@ -82,6 +82,8 @@ std::optional<std::string_view> nvidia_smi_value(std::string_view cell) noexcept
       "Requested functionality has been deprecated", "GPU is lost"};
   for (std::string_view p : placeholders)
     if (text::iequals(cell, p)) return std::nullopt;
+  // Windows: "Not available in WDDM driver model" (a process's GPU memory).
+  if (cell.size() > 14 && text::iequals(cell.substr(0, 14), "Not available ")) return std::nullopt;
   return cell;
 }
 
@@ -364,6 +366,26 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text) {
     // Key case changed over the years ("Ecc Mode"/"ECC Mode", "Gpu"/"GPU").
     const std::string path = text::lower(section_path(sections, 0, line.key));
     NvidiaGpu& g = *gpu;
+    // A process's instance ids come before its "Process ID", its type, name
+    // and memory after it (indented under it, which is no section: the line
+    // has a value).
+    if (path.starts_with("processes/")) {
+      const std::string_view field = std::string_view(path).substr(10);
+      const bool opens = field == "gpu instance id" || (field == "process id" && (g.processes.empty() || g.processes.back().pid != 0));
+      if (opens) {
+        if (g.processes.size() >= max_processes) continue;
+        g.processes.emplace_back();
+      }
+      if (g.processes.empty()) continue;
+      NvidiaProcess& p = g.processes.back();
+      if (field == "gpu instance id") p.gpu_instance_id = read->integer("Process GPU instance ID", value, 0, 1u << 20);
+      else if (field == "compute instance id") p.compute_instance_id = read->integer("Process Compute instance ID", value, 0, 1u << 20);
+      else if (field == "process id") p.pid = read->integer("Process ID", value, 1, 1u << 30).value_or(0);
+      else if (field == "type") p.type = std::string(value.value_or(""));
+      else if (field == "name") p.name = std::string(value.value_or(""));
+      else if (field == "used gpu memory") p.memory_used_bytes = read->memory("Process Used GPU Memory", value, "MiB");
+      continue;
+    }
     if (path == "product name") g.name = std::string(value.value_or(""));
     else if (path == "product architecture") g.architecture = text::owned(value);
     else if (path == "gpu uuid") g.uuid = text::owned(value);
@@ -399,6 +421,8 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text) {
       power_limit_fallback = read->number("Enforced Power Limit", value, 0, 10000, "W");
   }
   finish_gpu();
+  // A process whose ID was not a number is no process.
+  for (NvidiaGpu& g : table.gpus) std::erase_if(g.processes, [](const NvidiaProcess& p) { return p.pid == 0; });
   if (table.gpus.empty())
     return fail(ErrorKind::parse_error, text::cat("output has no \"GPU <bus id>\" section (it starts with \"",
                                                   text::excerpt(text::trim(text), 60), "\")"));

@@ -83,6 +83,18 @@ NvidiaGpu gpu_of(const pugi::xml_node& node, std::uint32_t index, const std::opt
   std::uint32_t position = 0;
   for (const pugi::xml_node m : node.child("mig_devices").children("mig_device"))
     g.mig_devices.push_back(mig_device(m, position++, read));
+  for (const pugi::xml_node p : node.child("processes").children("process_info")) {
+    if (g.processes.size() >= max_processes) break;
+    NvidiaProcess process;
+    process.pid = read.integer("process pid", leaf(p, "pid"), 1, 1u << 30).value_or(0);
+    if (process.pid == 0) continue;
+    process.type = std::string(leaf(p, "type").value_or(""));
+    process.name = std::string(leaf(p, "process_name").value_or(""));
+    process.memory_used_bytes = read.memory("process used_memory", leaf(p, "used_memory"), "MiB");
+    process.gpu_instance_id = read.integer("process gpu_instance_id", leaf(p, "gpu_instance_id"), 0, 1u << 20);
+    process.compute_instance_id = read.integer("process compute_instance_id", leaf(p, "compute_instance_id"), 0, 1u << 20);
+    g.processes.push_back(std::move(process));
+  }
   return g;
 }
 

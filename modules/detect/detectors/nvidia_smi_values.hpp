@@ -13,6 +13,8 @@ namespace hwaccel::parsers::nvidia_smi {
 // bigger output is garbage and is not parsed further.
 inline constexpr std::size_t max_lines = 4096;
 inline constexpr std::size_t max_gpus = 1024;
+// A GPU runs a few hundred contexts at most (MPS allows 48 clients per GPU).
+inline constexpr std::size_t max_processes = 4096;
 // Hostile output must not turn into thousands of warnings.
 inline constexpr std::size_t max_problems = 8;
 
