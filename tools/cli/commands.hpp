@@ -53,5 +53,6 @@ Command add_fleet_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_watch_command(CLI::App& app);
 Command add_place_command(CLI::App& app);
+Command add_top_command(CLI::App& app);
 
 }  // namespace hwaccel::cli
