@@ -150,6 +150,15 @@ std::vector<Value> Value::elements() const {
   return out;
 }
 
+std::vector<std::pair<std::string_view, Value>> Value::members() const {
+  std::vector<std::pair<std::string_view, Value>> out;
+  simdjson::dom::object o;
+  if (ValueAccess::element(*this).get_object().get(o) != simdjson::SUCCESS) return out;
+  out.reserve(o.size());
+  for (const auto field : o) out.emplace_back(field.key, ValueAccess::of(field.value));
+  return out;
+}
+
 std::optional<Value> Value::member(std::string_view key) const noexcept {
   simdjson::dom::object o;
   if (ValueAccess::element(*this).get_object().get(o) != simdjson::SUCCESS) return std::nullopt;

@@ -41,6 +41,9 @@ class Value {
   /// The member `key` of an object (null counts as absent); nullopt when
   /// absent or when this is not an object.
   std::optional<Value> member(std::string_view key) const noexcept;
+  /// An object's members in document order (keys are views into the
+  /// document); empty for another kind.
+  std::vector<std::pair<std::string_view, Value>> members() const;
 
  private:
   friend struct ValueAccess;  // the implementation's bridge to the parser's element

@@ -425,6 +425,7 @@ void describe_processes(std::vector<DeviceProcess>& processes, const System& sys
     }
   }
   bool untranslated = false;
+  std::size_t missing = 0;
   std::vector<std::string> mismatched;
   for (DeviceProcess& p : processes) {
     if (!p.pid && p.driver_pid) {
@@ -439,9 +440,9 @@ void describe_processes(std::vector<DeviceProcess>& processes, const System& sys
     auto status_file = system.read_file(base + "/status", 16 * 1024);
     if (!status_file) {
       if (p.driver_pid && status_file.error().kind == ErrorKind::not_found && !initial_namespace) {
-        // Not here: another namespace's, or it has just exited.
+        // Not here: it has just exited, or it is another namespace's.
         p.pid.reset();
-        untranslated = true;
+        ++missing;
       }
       continue;
     }
@@ -482,6 +483,11 @@ void describe_processes(std::vector<DeviceProcess>& processes, const System& sys
     warnings.push_back(Warning{"processes", WarningKind::unsupported,
                                "nvidia-smi reports the host's PIDs and hwaccel runs in another PID namespace (a "
                                "container): those processes are shown with the host's PID only, without user or command line"});
+  if (missing > 0)
+    warnings.push_back(Warning{"processes", WarningKind::inconsistent,
+                               text::cat(missing, missing == 1 ? " of nvidia-smi's PIDs is" : " of nvidia-smi's PIDs are",
+                                         " not in /proc here (exited since, or hwaccel runs in another PID namespace): shown "
+                                         "as the driver's PIDs, without user or command line")});
   if (!mismatched.empty())
     warnings.push_back(Warning{"processes", WarningKind::inconsistent,
                                text::cat("nvidia-smi's PIDs name other processes here, so hwaccel does not share the "

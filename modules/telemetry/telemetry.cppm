@@ -234,6 +234,13 @@ TelemetrySample sample_telemetry(const AcceleratorRegistry& registry, const Syst
 /// warnings and failed_sources.
 std::string to_json(const TelemetrySample& sample, bool pretty = false);
 
+/// Reads a sample back from to_json's JSON (another node's `hwaccel serve`
+/// at /telemetry). Keys it does not know are passed over; a value of the
+/// wrong type or out of range is left out with a warning (kind
+/// invalid_value, backend "telemetry") among the sample's warnings.
+/// parse_error when the text is not JSON or not a sample (no "devices").
+[[nodiscard]] Result<TelemetrySample> telemetry_from_json(std::string_view json);
+
 /// The nvidia-smi command a sample runs (one call for every GPU).
 std::vector<std::string> nvidia_telemetry_argv();
 

@@ -8,7 +8,9 @@ usage: top_tmux.py HWACCEL FIXTURES_DIR
 - send-keys sorts, filters, opens and closes help, refuses to signal a
   fixture's process, and quits (the session ends);
 - a resize redraws at the new width;
-- the CPU time of `top` over 10 s at a 1 s refresh is under 2 % of a core.
+- the CPU time of `top` over 10 s at a 1 s refresh is under 2 % of a core;
+- a fixture's timeline (a GPU falling off the bus with its Xid) is replayed:
+  the event is shown and the GPU and its processes leave the screen.
 Exit 77 (skipped) when tmux is not installed.
 """
 import os
@@ -64,6 +66,8 @@ def cpu_seconds(pid):
 
 
 try:
+    # A session of its own keeps the server up between the sessions that quit.
+    t("new-session", "-d", "-s", "keep", "sleep 600")
     start("busy", "dgx-h100-busy-containers")
     text = wait_for("busy", "PROCESSES (9 listed")
     for gpu in range(8):
@@ -119,6 +123,14 @@ try:
         time.sleep(0.1)
     if t("has-session", "-t", "busy", check=False).returncode == 0:
         failures.append("busy: q did not quit")
+
+    # A timeline replayed: GPU 7 falls off the bus (Xid 79), the registry follows.
+    start("timeline", "dgx-h100-busy-gpu-falls-off")
+    text = wait_for("timeline", "Xid 79")
+    text = wait_for("timeline", "PROCESSES (5 listed")
+    if "fallen off the bus" not in text or "cuda:7 " in text.split("EVENTS")[0]:
+        failures.append(f"timeline: GPU 7's fall is not shown:\n{text}")
+    keys("timeline", "q")
 
     # MIG instances as rows of their own, with their processes.
     start("mig", "a100-40gb-mig-processes")

@@ -183,6 +183,17 @@ void proc_status(std::string_view, std::string_view input, Findings& findings) {
   findings.check(status->name.size() <= 80, "status: the name is not bounded");
 }
 
+void telemetry_json(std::string_view, std::string_view input, Findings& findings) {
+  const auto sample = telemetry_from_json(input);
+  if (!sample) return;
+  // What is read back writes the same JSON again.
+  const auto again = telemetry_from_json(to_json(*sample));
+  findings.check(again.has_value(), "telemetry JSON: a sample's own JSON does not read back");
+  if (!again) return;
+  findings.check(again->devices == sample->devices, "telemetry JSON: devices change on a round trip");
+  findings.check(again->processes == sample->processes, "telemetry JSON: processes change on a round trip");
+}
+
 void tpu_info(std::string_view, std::string_view input, Findings& findings) {
   const auto report = parsers::parse_tpu_info(input);
   for (const auto& usage : report.usage) {

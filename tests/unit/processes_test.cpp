@@ -313,3 +313,38 @@ TEST(ProcessSample, OffByDefault) {
 }
 
 }  // namespace
+
+namespace {
+
+// What serve's /telemetry writes, top --hosts reads back unchanged.
+TEST(TelemetryJson, SamplesWithProcessesReadBack) {
+  for (const char* name : {"dgx-h100-busy-containers", "amd-2x-mi210-busy-fdinfo", "a100-40gb-mig-processes"}) {
+    const auto m = sample_with_processes(name);
+    const auto back = telemetry_from_json(to_json(m.sample));
+    ASSERT_TRUE(back) << name << ": " << back.error().message;
+    EXPECT_EQ(back->devices, m.sample.devices) << name;
+    EXPECT_EQ(back->processes, m.sample.processes) << name;
+    EXPECT_EQ(back->warnings, m.sample.warnings) << name;
+    EXPECT_EQ(back->host, m.sample.host) << name;
+  }
+}
+
+TEST(TelemetryJson, BadValuesAreLeftOutWithAWarning) {
+  const auto s = telemetry_from_json(
+      R"({"devices": [{"device_id": "cuda:0", "utilization": 7, "memory_total_bytes": -1, "power_watts": "a lot"},
+                       {"utilization": 0.5}],
+          "processes": [{"device_id": "cuda:0"}, {"device_id": "cuda:0", "pid": 12, "engines": {"gfx": 3}}]})");
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_EQ(s->devices.size(), 1u);
+  EXPECT_FALSE(s->devices[0].utilization);
+  EXPECT_FALSE(s->devices[0].memory_total_bytes);
+  EXPECT_FALSE(s->devices[0].power_watts);
+  ASSERT_EQ(s->processes.size(), 1u);
+  EXPECT_TRUE(s->processes[0].engines.empty());
+  EXPECT_GE(s->warnings.size(), 4u);
+  EXPECT_FALSE(telemetry_from_json("[1, 2]"));
+  EXPECT_FALSE(telemetry_from_json("{\"registry\": 1}"));
+  EXPECT_FALSE(telemetry_from_json("{\"devices\": [{\"device_id\": \"cuda:0\"}"));
+}
+
+}  // namespace

@@ -100,4 +100,17 @@ std::string bytes_text(std::uint64_t b) {
   return fmt::format("{} B", b);
 }
 
+CommandResult<std::string> read_credentials(const std::string& file, std::string_view option) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return usage_error(std::string(option) + ": cannot read " + file);
+  if (st.st_mode & 0077) return usage_error(std::string(option) + ": " + file + " is readable by others (chmod 600 it)");
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
+  if (line.find(':') == std::string::npos || line.front() == ':')
+    return usage_error(std::string(option) + ": the first line must be USER:PASSWORD");
+  return line;
+}
+
 }  // namespace hwaccel::cli

@@ -95,5 +95,8 @@ std::string bytes_text(std::uint64_t bytes);
 CommandResult<void> replace_file(const std::string& path, std::string_view content);
 /// Reads a whole file up to `cap` bytes (exit 1 when it cannot be read).
 CommandResult<std::string> read_file(const std::string& path, std::size_t cap = 64 << 20);
+/// The USER:PASSWORD on the first line of a basic-auth file, which must not
+/// be readable by others; `option` names the flag in messages.
+CommandResult<std::string> read_credentials(const std::string& file, std::string_view option);
 
 }  // namespace hwaccel::cli

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,10 +35,40 @@ struct ServeArgs {
   bool no_watch = false;
 };
 
-constexpr std::string_view endpoints = "/metrics /registry /healthz";
+constexpr std::string_view endpoints = "/metrics /registry /telemetry /healthz";
+
+// GET /telemetry: a sample with the devices' processes (what `hwaccel top
+// --hosts` reads), taken once for every request that arrives while it is
+// taken, and shared for a second: walking /proc on each of many viewers'
+// requests would cost more than the scrape.
+class ProcessSamples {
+ public:
+  ProcessSamples(TelemetryCollector& collector, const System& system, TelemetryOptions options)
+      : collector_(collector), system_(system), options_(std::move(options)) {
+    options_.processes = true;
+    if (!options_.slow_tools) options_.slow_tools = std::make_shared<SlowToolCache>();
+  }
+  std::string json() {
+    const std::lock_guard lock(mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (json_.empty() || now - taken_ > std::chrono::seconds(1)) {
+      json_ = to_json(sample_telemetry(*collector_.registry(), system_, options_)) + "\n";
+      taken_ = std::chrono::steady_clock::now();
+    }
+    return json_;
+  }
+
+ private:
+  TelemetryCollector& collector_;
+  const System& system_;
+  TelemetryOptions options_;
+  std::mutex mutex_;
+  std::string json_;
+  std::chrono::steady_clock::time_point taken_{};
+};
 
 // What each path answers; the server has checked the method and the credentials.
-HttpResponse respond(TelemetryCollector& collector, bool pretty_registry, const WebFiles* web,
+HttpResponse respond(TelemetryCollector& collector, ProcessSamples& processes, bool pretty_registry, const WebFiles* web,
                      const HttpRequest& request) {
   HttpResponse r;
   if (const WebFile* file = web ? web->find(request.path) : nullptr) {
@@ -55,6 +86,9 @@ HttpResponse respond(TelemetryCollector& collector, bool pretty_registry, const 
     r.content_type = "application/json";
     r.body = to_json(*collector.registry(), JsonOptions{.pretty = pretty_registry});
     if (!r.body.ends_with('\n')) r.body += '\n';
+  } else if (request.path == "/telemetry") {
+    r.content_type = "application/json";
+    r.body = processes.json();
   } else if (request.path == "/healthz") {
     r.body = "ok\n";
   } else if (request.path == "/") {
@@ -64,19 +98,6 @@ HttpResponse respond(TelemetryCollector& collector, bool pretty_registry, const 
     r.body = text::cat("not found: ", endpoints, web ? " and the planner page's files" : "", "\n");
   }
   return r;
-}
-
-CommandResult<std::string> read_credentials(const std::string& file) {
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) return usage_error("--basic-auth-file: cannot read " + file);
-  if (st.st_mode & 0077) return usage_error("--basic-auth-file: " + file + " is readable by others (chmod 600 it)");
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);
-  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
-  if (line.find(':') == std::string::npos || line.front() == ':')
-    return usage_error("--basic-auth-file: the first line must be USER:PASSWORD");
-  return line;
 }
 
 int run_serve(const ServeArgs& args) {
@@ -93,7 +114,7 @@ int run_serve(const ServeArgs& args) {
   http.request_timeout = std::chrono::seconds(args.request_timeout_s);
   http.server = text::cat("hwaccel/", library_version());
   if (!args.basic_auth_file.empty()) {
-    auto credentials = read_credentials(args.basic_auth_file);
+    auto credentials = read_credentials(args.basic_auth_file, "--basic-auth-file");
     if (!credentials) return fail_with("serve", credentials.error());
     http.credentials = std::move(*credentials);
   }
@@ -114,9 +135,10 @@ int run_serve(const ServeArgs& args) {
   options.telemetry.tool_timeout = settings->tool_timeout;
   TelemetryCollector collector(*system, options);
 
+  ProcessSamples processes(collector, *system, options.telemetry);
   const WebFiles* page = web ? &*web : nullptr;
-  auto server = HttpServer::start(http, [&collector, pretty = args.detect.pretty, page](const HttpRequest& request) {
-    return respond(collector, pretty, page, request);
+  auto server = HttpServer::start(http, [&collector, &processes, pretty = args.detect.pretty, page](const HttpRequest& request) {
+    return respond(collector, processes, pretty, page, request);
   });
   if (!server)
     return fail_with("serve", server.error().message,
@@ -155,8 +177,9 @@ Command add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Serve every device's telemetry as a Prometheus exporter over HTTP");
   cmd->footer(
       "GET /metrics (Prometheus text, or OpenMetrics when the request's Accept asks for it), /registry (the\n"
-      "registry JSON) and /healthz. The inventory is re-detected every --inventory-ttl seconds, and at once\n"
-      "after a hot-plug or health event from the kernel (docs/watch.md; --no-watch turns that off); telemetry is\n"
+      "registry JSON), /telemetry (a sample with the devices' processes, as `hwaccel top --json`; what\n"
+      "`hwaccel top --hosts` reads) and /healthz. The inventory is re-detected every --inventory-ttl seconds,\n"
+      "and at once after a hot-plug or health event from the kernel (docs/watch.md; --no-watch turns that off); telemetry is\n"
       "read at each scrape (concurrent scrapes share one reading). Loopback by default; beyond it, use\n"
       "--tls-cert/--tls-key and --basic-auth-file (docs/metrics.md). At most --max-connections connections\n"
       "are served at once: more are answered 503 and closed, never queued. Only GET and HEAD; requests with\n"

@@ -8,12 +8,15 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <langinfo.h>
 #include <sys/types.h>
@@ -24,6 +27,7 @@
 import hwaccel;
 
 #include "detect_builder.hpp"
+#include "top_fleet.hpp"
 #include "top_view.hpp"
 
 namespace hwaccel::cli {
@@ -36,13 +40,101 @@ struct TopArgs {
   bool json = false;
   int width = 0;
   bool no_color = false;
+  std::vector<std::string> hosts;
+  std::string hosts_file;
+  double timeout_s = 2.0;
+  std::string basic_auth_file;
+  std::string ca_file;
 };
+
+int once_width(int asked);
+
+// The nodes of --hosts and --hosts-file (one per line; # starts a comment).
+CommandResult<std::vector<std::string>> fleet_nodes(const TopArgs& args) {
+  std::vector<std::string> nodes = args.hosts;
+  if (!args.hosts_file.empty()) {
+    auto text = read_file(args.hosts_file, std::size_t{1} << 20);
+    if (!text) return tl::unexpected(text.error());
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+      std::string_view line = text::next_line(rest);
+      line = text::trim(line.substr(0, line.find('#')));
+      if (!line.empty()) nodes.emplace_back(line);
+    }
+  }
+  for (const auto& node : nodes)
+    if (node.empty() || node.size() > 256 || node.find_first_of(" \t\"") != std::string::npos)
+      return usage_error("--hosts: '" + text::excerpt(node, 60) + "' is not HOST:PORT or a URL");
+  if (nodes.size() > 1024) return usage_error("--hosts: more than 1024 nodes; use a Prometheus server for a fleet that size");
+  return nodes;
+}
+
+int run_fleet_top(const TopArgs& args, std::vector<std::string> nodes) {
+  NodePollOptions options;
+  options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(args.interval_s * 1000));
+  options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout_s * 1000));
+  options.ca_file = args.ca_file;
+  if (!args.basic_auth_file.empty()) {
+    auto credentials = read_credentials(args.basic_auth_file, "--basic-auth-file");
+    if (!credentials) return fail_with("top", credentials.error());
+    options.credentials = std::move(*credentials);
+  }
+  NodePoller poller(std::move(nodes), options);
+  if (args.once) {
+    poller.poll_once();
+    for (const ScreenLine& line : fleet_frame(poller.snapshot(), "", once_width(args.width), 0, options.interval, false))
+      std::cout << line.text << "\n";
+    std::cout.flush();
+    return std::cout.good() ? 0 : exit_failure;
+  }
+  std::string error;
+  auto screen = TerminalScreen::open(!args.no_color && !std::getenv("NO_COLOR"), error);
+  if (!screen) return fail_with("top", error, exit_failure);
+  poller.start();
+  std::string filter, typed;
+  bool help = false, typing = false;
+  for (;;) {
+    auto lines = fleet_frame(poller.snapshot(), filter, screen->columns(), screen->rows(), options.interval, help);
+    if (typing && !lines.empty()) lines.back() = {"filter: " + typed + "_  (Enter applies, Esc clears)", LineStyle::normal};
+    screen->draw(lines);
+    // The nodes answer on their own threads: redraw a few times a second.
+    const ScreenKey key = screen->next_key(std::chrono::milliseconds(250));
+    if (key.kind == ScreenKey::interrupt) break;
+    if (key.kind == ScreenKey::none || key.kind == ScreenKey::resize) continue;
+    if (typing) {
+      if (key.kind == ScreenKey::enter) filter = typed, typing = false;
+      else if (key.kind == ScreenKey::escape) filter.clear(), typing = false;
+      else if (key.kind == ScreenKey::backspace && !typed.empty()) typed.pop_back();
+      else if (key.kind == ScreenKey::typed && key.character < 128 && typed.size() < 64) typed.push_back(static_cast<char>(key.character));
+      continue;
+    }
+    if (help) {
+      help = false;
+      continue;
+    }
+    if (key.kind != ScreenKey::typed) continue;
+    if (key.character == 'q') break;
+    if (key.character == 'h' || key.character == '?') help = true;
+    if (key.character == '/') {
+      typing = true;
+      typed = filter;
+    }
+  }
+  return 0;
+}
 
 std::string source_label(const DetectArgs& args) {
   if (!args.fixture.empty()) return "fixture " + std::filesystem::path(args.fixture).filename().string();
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') return name;
   return "this machine";
+}
+
+std::string local_clock(std::chrono::system_clock::time_point at) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(at);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return fmt::format("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
 int once_width(int asked) {
@@ -70,12 +162,18 @@ std::pair<std::string, LineStyle> terminate(const DeviceProcess& p, bool fixture
 }
 
 int run_top(const TopArgs& args) {
+  if (!args.hosts.empty() || !args.hosts_file.empty()) {
+    auto nodes = fleet_nodes(args);
+    if (!nodes) return fail_with("top", nodes.error());
+    if (nodes->empty()) return fail_with("top", "--hosts-file: no node in " + args.hosts_file, exit_usage);
+    return run_fleet_top(args, std::move(*nodes));
+  }
   const auto settings = detect_settings(args.detect);
   if (!settings) return fail_with("top", settings.error());
   auto machine = detect_machine(args.detect);
   if (!machine) return fail_with("top", machine.error());
   const System& system = *machine->system;
-  auto registry = std::make_shared<const AcceleratorRegistry>(std::move(machine->registry));
+  std::shared_ptr<const AcceleratorRegistry> registry = std::make_shared<const AcceleratorRegistry>(std::move(machine->registry));
   TelemetryOptions options;
   options.tool_timeout = settings->tool_timeout;
   options.processes = true;
@@ -96,6 +194,33 @@ int run_top(const TopArgs& args) {
     return std::cout.good() ? 0 : exit_failure;
   }
 
+  // Hot-plug and health events: a live machine's kernel notifications, or a
+  // fixture's recorded timeline replayed; the registry follows them.
+  std::unique_ptr<Watcher> watcher;
+  std::mutex event_mutex;
+  std::vector<std::pair<std::string, LineStyle>> pending_events;
+  const bool timeline = dynamic_cast<const TimelineSystem*>(&system) != nullptr;
+  if (!fixture || timeline) {
+    auto builder = make_builder(args.detect);
+    if (!builder) return fail_with("top", builder.error());
+    WatchOptions watch;
+    watch.detect = builder->options();
+    watch.rescan_interval = std::chrono::seconds(fixture ? 0 : 60);
+    watch.on_change = [&](const RegistryChange& change) {
+      const std::lock_guard lock(event_mutex);
+      for (const WatchEvent& e : change.events) {
+        const std::string device = e.id.empty() ? e.identity : e.id;
+        if (e.kind == WatchEventKind::health && e.health)
+          pending_events.emplace_back(fmt::format("{}  {}: {}{}", local_clock(e.at), device, e.health->summary,
+                                                  e.health->code ? fmt::format(" (Xid {})", *e.health->code) : ""),
+                                      e.health->severity == HealthSeverity::critical ? LineStyle::warning : LineStyle::normal);
+        else
+          pending_events.emplace_back(fmt::format("{}  {} {} {}", local_clock(e.at), device, to_string(e.kind), e.name),
+                                      e.kind == WatchEventKind::removed ? LineStyle::warning : LineStyle::normal);
+      }
+    };
+    if (auto started = Watcher::start(system, std::move(watch))) watcher = std::move(*started);
+  }
   const bool unicode = utf8_terminal();
   const bool color = !args.no_color && !std::getenv("NO_COLOR");
   std::string error;
@@ -110,6 +235,16 @@ int run_top(const TopArgs& args) {
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_sample) {
+      if (watcher)
+        if (auto current = watcher->registry(); current && current != registry) {
+          registry = std::move(current);
+          view.set_registry(registry);
+        }
+      {
+        const std::lock_guard lock(event_mutex);
+        for (auto& [line, style] : pending_events) view.add_event(std::move(line), style);
+        pending_events.clear();
+      }
       view.add_sample(sample_telemetry(*registry, system, options));
       next_sample = std::chrono::steady_clock::now() + interval;
     }
@@ -205,12 +340,15 @@ Command add_top_command(CLI::App& app) {
       "and command line. Keys: h help, q quit, arrows select, s sort, r reverse, / filter,\n"
       "k send SIGTERM to your own selected process (after a y). NO_COLOR turns colour off.\n"
       "--once prints one frame for scripts and tests; --json prints the sample with its processes.\n"
+      "--hosts reads other nodes' `hwaccel serve` (/registry and /telemetry) instead: a row per node and\n"
+      "device; a node that stops answering is shown as such and never holds up the view.\n"
       "docs/top.md describes the columns.\n"
       "\n"
       "Examples:\n"
       "  hwaccel top\n"
       "  hwaccel top --interval 2\n"
-      "  hwaccel top --once --fixture fixtures/machines/shared-node-4x-a100-containers\n"
+      "  hwaccel top --once --fixture fixtures/machines/dgx-h100-busy-containers\n"
+      "  hwaccel top --hosts gpu-a:9464,gpu-b:9464,gpu-c:9464\n"
       "\n" +
       std::string(common_help_footer));
   add_machine_options(*cmd, args->detect, "Show a captured machine (fixture folder) instead of this one");
@@ -223,6 +361,19 @@ Command add_top_command(CLI::App& app) {
       ->check(CLI::Range(40, 1000))
       ->needs(once);
   cmd->add_flag("--no-color", args->no_color, "No colour (as NO_COLOR does)");
+  auto* hosts = cmd->add_option("--hosts", args->hosts, "Nodes running `hwaccel serve` (HOST:PORT or URL, comma-separated): a row per node and device")
+                    ->delimiter(',');
+  auto* hosts_file = cmd->add_option("--hosts-file", args->hosts_file, "The nodes, one per line (# comments)")->check(CLI::ExistingFile);
+  cmd->add_option("--timeout", args->timeout_s, "With --hosts: seconds each request may take (default 2)")->check(CLI::Range(0.1, 60.0));
+  cmd->add_option("--basic-auth-file", args->basic_auth_file, "With --hosts: USER:PASSWORD for the nodes' basic auth (a file only you can read)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--cacert", args->ca_file, "With --hosts: the CAs that https nodes' certificates must chain to (default: the system's)")
+      ->check(CLI::ExistingFile);
+  hosts->excludes(json);
+  hosts_file->excludes(json);
+  for (auto* option : {hosts, hosts_file})
+    for (const char* local : {"--fixture", "--simulate-durations"})
+      if (auto* other = cmd->get_option_no_throw(local)) option->excludes(other);
   add_log_options(*cmd, args->detect.log);
   return {cmd, [args] { return run_top(*args); }};
 }

@@ -19,6 +19,7 @@ import hwaccel;
 #include "top_view.hpp"
 
 namespace hwaccel::cli {
+using namespace top_text;
 namespace {
 
 // A minute of samples at the default interval.
@@ -35,6 +36,45 @@ std::string_view sort_name(ProcessSort sort) {
   }
   return "memory";
 }
+
+std::string bar(std::optional<double> ratio, std::size_t width, bool unicode) {
+  std::string out = "[";
+  const double r = std::clamp(ratio.value_or(0.0), 0.0, 1.0);
+  const auto full = static_cast<std::size_t>(std::lround(r * static_cast<double>(width)));
+  for (std::size_t i = 0; i < width; ++i) {
+    if (!ratio) out += ' ';
+    else if (i < full) out += unicode ? "\u2588" : "|";
+    else out += unicode ? "\u00b7" : " ";
+  }
+  return out + "]";
+}
+
+std::string sparkline(const std::deque<double>& values, std::size_t width, bool unicode) {
+  static constexpr std::string_view blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
+  static constexpr std::string_view ascii = "_.-=+*#@";
+  std::string out;
+  const std::size_t n = std::min(values.size(), width);
+  out.append(width - n, ' ');
+  for (std::size_t i = values.size() - n; i < values.size(); ++i) {
+    const auto level = static_cast<std::size_t>(std::clamp(values[i], 0.0, 1.0) * 7.0 + 0.5);
+    if (unicode) out += blocks[level];
+    else out += ascii[level];
+  }
+  return out;
+}
+
+
+
+
+std::string process_pid(const DeviceProcess& p) {
+  if (p.pid) return fmt::format("{}", *p.pid);
+  if (p.driver_pid) return fmt::format("[{}]", *p.driver_pid);
+  return "-";
+}
+
+}  // namespace
+
+namespace top_text {
 
 std::string bytes_text(std::optional<std::uint64_t> bytes) {
   if (!bytes) return "-";
@@ -68,32 +108,6 @@ std::string pad_left(std::string s, std::size_t width) {
   return std::string(width - cells(s), ' ') + s;
 }
 
-std::string bar(std::optional<double> ratio, std::size_t width, bool unicode) {
-  std::string out = "[";
-  const double r = std::clamp(ratio.value_or(0.0), 0.0, 1.0);
-  const auto full = static_cast<std::size_t>(std::lround(r * static_cast<double>(width)));
-  for (std::size_t i = 0; i < width; ++i) {
-    if (!ratio) out += ' ';
-    else if (i < full) out += unicode ? "\u2588" : "|";
-    else out += unicode ? "\u00b7" : " ";
-  }
-  return out + "]";
-}
-
-std::string sparkline(const std::deque<double>& values, std::size_t width, bool unicode) {
-  static constexpr std::string_view blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
-  static constexpr std::string_view ascii = "_.-=+*#@";
-  std::string out;
-  const std::size_t n = std::min(values.size(), width);
-  out.append(width - n, ' ');
-  for (std::size_t i = values.size() - n; i < values.size(); ++i) {
-    const auto level = static_cast<std::size_t>(std::clamp(values[i], 0.0, 1.0) * 7.0 + 0.5);
-    if (unicode) out += blocks[level];
-    else out += ascii[level];
-  }
-  return out;
-}
-
 std::string percent(std::optional<double> ratio) {
   return ratio ? fmt::format("{:.0f}%", *ratio * 100) : "-";
 }
@@ -114,13 +128,7 @@ std::optional<double> gpu_temperature(const DeviceTelemetry& t) {
   return std::nullopt;
 }
 
-std::string process_pid(const DeviceProcess& p) {
-  if (p.pid) return fmt::format("{}", *p.pid);
-  if (p.driver_pid) return fmt::format("[{}]", *p.driver_pid);
-  return "-";
-}
-
-}  // namespace
+}  // namespace top_text
 
 TopView::TopView(std::shared_ptr<const AcceleratorRegistry> registry, std::string source, bool unicode)
     : registry_(std::move(registry)), source_(std::move(source)), unicode_(unicode) {}
@@ -214,6 +222,11 @@ void TopView::cycle_sort() {
 void TopView::set_filter(std::string filter) {
   filter_ = std::move(filter);
   selected_ = 0;
+}
+
+void TopView::add_event(std::string line, LineStyle style) {
+  events_.push_back({std::move(line), style});
+  while (events_.size() > 4) events_.pop_front();
 }
 
 void TopView::set_message(std::string message, LineStyle style) {
@@ -361,6 +374,11 @@ std::vector<ScreenLine> TopView::frame(int columns, int rows) const {
     return lines;
   }
   for (auto& l : device_panels(columns)) lines.push_back(std::move(l));
+  if (!events_.empty()) {
+    lines.push_back({"", LineStyle::normal});
+    lines.push_back({"EVENTS", LineStyle::normal});
+    for (const ScreenLine& e : events_) lines.push_back({fit(e.text, width), e.style});
+  }
   lines.push_back({"", LineStyle::normal});
   std::string heading = fmt::format("PROCESSES ({} listed, sorted by {}{}", listed_processes().size(), sort_name(sort_),
                                     descending_ ? ", most first" : "");

@@ -13,9 +13,25 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hwaccel::cli {
+
+/// Text pieces both views share: sizes ("69.6G"), ratios ("87%"), columns
+/// cut and padded by display cells (UTF-8).
+namespace top_text {
+std::string bytes_text(std::optional<std::uint64_t> bytes);
+std::size_t cells(std::string_view s);
+std::string fit(std::string s, std::size_t width);
+std::string pad(std::string s, std::size_t width);
+std::string pad_left(std::string s, std::size_t width);
+std::string percent(std::optional<double> ratio);
+/// Memory in use over the total, from used or from free.
+std::optional<double> used_ratio(const DeviceTelemetry& t);
+/// The device's main temperature (gpu, edge, junction, package, else the first).
+std::optional<double> gpu_temperature(const DeviceTelemetry& t);
+}  // namespace top_text
 
 enum class ProcessSort { memory, engine, pid, user, device, command };
 
@@ -48,6 +64,8 @@ class TopView {
   /// A line shown above the keys until the next one (a prompt, a result).
   void set_message(std::string message, LineStyle style = LineStyle::normal);
   void set_interval(std::chrono::milliseconds interval) { interval_ = interval; }
+  /// A line for the events panel (a device added or removed, an Xid); the last few are shown.
+  void add_event(std::string line, LineStyle style);
   ProcessSort sort() const noexcept { return sort_; }
 
   /// Engine use (0..1) of a process since the previous sample: its busiest engine.
@@ -76,6 +94,7 @@ class TopView {
   std::string message_;
   LineStyle message_style_ = LineStyle::normal;
   std::chrono::milliseconds interval_{1000};
+  std::deque<ScreenLine> events_;
 };
 
 }  // namespace hwaccel::cli
