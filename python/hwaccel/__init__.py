@@ -36,6 +36,7 @@ from ._errors import (
 )
 from ._fleet import Fleet, FleetNode, FleetStore, ScanRecord, nfd_labels, scan_files, scan_hosts, scan_lines, slurm_config
 from ._watch import Watcher
+from ._lease import Lease, leases, reserve
 from ._records import CatalogueModel, Plan, Recommendation, Record, Spec, Telemetry, TrainingEstimate
 from ._registry import (
     DetectionWarning,
@@ -70,6 +71,9 @@ __all__ = [
     "slurm_config",
     "Fleet",
     "Watcher",
+    "reserve",
+    "leases",
+    "Lease",
     "FleetNode",
     "FleetStore",
     "ScanRecord",

@@ -47,4 +47,5 @@ PYBIND11_MODULE(_native, m) {
   bind_telemetry(m);
   bind_fleet(m);
   bind_watch(m);
+  bind_lease(m);
 }

@@ -68,5 +68,7 @@ void bind_telemetry(pybind11::module_& m);
 void bind_fleet(pybind11::module_& m);
 /// The Watcher (python/src/watch.cpp).
 void bind_watch(pybind11::module_& m);
+/// reserve, Lease and held_leases (python/src/lease.cpp).
+void bind_lease(pybind11::module_& m);
 
 }  // namespace hwaccel::python

@@ -54,5 +54,8 @@ Command add_export_command(CLI::App& app);
 Command add_watch_command(CLI::App& app);
 Command add_place_command(CLI::App& app);
 Command add_top_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+Command add_leases_command(CLI::App& app);
+Command add_usage_command(CLI::App& app);
 
 }  // namespace hwaccel::cli

@@ -30,7 +30,8 @@ constexpr std::array subcommands{
     Subcommand{"metrics", &add_metrics_command},     Subcommand{"serve", &add_serve_command},
     Subcommand{"fleet", &add_fleet_command},         Subcommand{"export", &add_export_command},
     Subcommand{"watch", &add_watch_command},         Subcommand{"place", &add_place_command},
-    Subcommand{"top", &add_top_command},
+    Subcommand{"top", &add_top_command},             Subcommand{"run", &add_run_command},
+    Subcommand{"leases", &add_leases_command},       Subcommand{"usage", &add_usage_command},
 };
 
 const Subcommand* subcommand_named(std::string_view name) {
