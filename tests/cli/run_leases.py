@@ -136,6 +136,11 @@ try:
         if victim == "job" and p.returncode != 128 + 9:
             failures.append(f"run's exit after its job was killed: {p.returncode}, expected 137")
 
+    # --plan: as many devices as the plan takes, in one domain.
+    r = run("run", *common, "--no-usage", "--plan", "llama-3.1-70b", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES", check_rc=0)
+    if len(r.stdout.strip().split(",")) != 2 or "takes 2 devices in one domain" not in r.stderr:
+        failures.append(f"--plan llama-3.1-70b on 8 H100s: {r.stdout.strip()!r} {r.stderr.strip()}")
+
     # A stale file (no lock held) is taken over; its garbage record does not matter.
     identity = "0000_18_00.0"
     (leases / f"{identity}.lease").write_text("not a record")

@@ -28,6 +28,8 @@
 import hwaccel;
 
 #include "detect_builder.hpp"
+#include "planning_registry.hpp"
+#include "setting_options.hpp"
 
 namespace hwaccel::cli {
 namespace {
@@ -45,8 +47,28 @@ struct RunArgs {
   std::string usage_db;
   bool no_usage = false;
   std::string quota_file;
+  std::string plan_model;
   std::vector<std::string> command;
 };
+
+// --plan MODEL: as many devices as one replica of the planner's layout for
+// this machine takes (tensor x pipeline parallel), in one domain when it is
+// split by tensor parallelism.
+CommandResult<std::pair<std::size_t, bool>> devices_for_plan(const std::string& model, const AcceleratorRegistry& registry) {
+  const std::vector<Setting> values = settings_of({{"model", model}});
+  auto inputs = checked(read_planning_inputs(values));
+  if (!inputs) return tl::unexpected(inputs.error());
+  auto settings = checked(read_inference_settings(values));
+  if (!settings) return tl::unexpected(settings.error());
+  auto loaded = inputs->load_model();
+  if (!loaded) return failure("--plan: " + loaded.error().message);
+  auto cluster = inputs->cluster(&registry, DeviceSpecSet{});
+  if (!cluster) return failure("--plan: " + cluster.error().message);
+  auto plan = plan_inference(*cluster, *loaded, *settings);
+  if (!plan) return failure("--plan: " + plan.error().message);
+  const auto& st = plan->strategy;
+  return std::pair<std::size_t, bool>(std::size_t{st.tensor_parallel} * st.pipeline_parallel, st.tensor_parallel > 1);
+}
 
 std::string usage_db_path(const std::string& asked) {
   if (!asked.empty()) return asked;
@@ -78,6 +100,14 @@ int run_command(const RunArgs& args) {
   if (!machine) return fail_with("run", machine.error());
   LeaseRequest request;
   request.count = args.devices;
+  if (!args.plan_model.empty()) {
+    auto needed = devices_for_plan(args.plan_model, machine->registry);
+    if (!needed) return fail_with("run", needed.error());
+    request.count = needed->first;
+    request.same_domain = needed->second;
+    note("run", fmt::format("the plan for {} takes {} device{}{}", args.plan_model, needed->first, needed->first == 1 ? "" : "s",
+                            needed->second ? " in one domain" : ""));
+  }
   request.device_ids = args.device_ids;
   if (!args.min_free_memory.empty()) {
     const auto bytes = text::parse_memory_size(args.min_free_memory);
@@ -85,7 +115,7 @@ int run_command(const RunArgs& args) {
     request.min_free_memory_bytes = *bytes;
   }
   if (args.max_utilization >= 0) request.max_utilization = args.max_utilization;
-  request.same_domain = args.same_domain;
+  request.same_domain = request.same_domain || args.same_domain;
   request.lease_dir = args.lease_dir;
   if (!args.no_usage) {
     request.usage_db = usage_db_path(args.usage_db);
@@ -261,16 +291,20 @@ Command add_run_command(CLI::App& app) {
       "  hwaccel run --devices 2 -- python train.py\n"
       "  hwaccel run --devices 1 --min-free-memory 40G --wait --timeout 600 -- ./serve.sh\n"
       "  hwaccel run --device cuda:0/mig:1 -- python notebook_kernel.py\n"
+      "  hwaccel run --plan llama-3.1-70b -- vllm serve meta-llama/Llama-3.1-70B-Instruct\n"
       "  hwaccel leases\n"
       "\n" +
       std::string(common_help_footer));
   add_machine_options(*cmd, args->detect, "Choose among a captured machine's devices (fixture folder): for tests");
   auto* count = cmd->add_option("--devices", args->devices, "How many devices (default 1)")->check(CLI::Range(1, 4096));
+  auto* plan = cmd->add_option("--plan", args->plan_model, "As many devices as the plan for this model on this machine takes (a catalogue id or config.json)")
+                   ->excludes(count);
   cmd->add_option("--device", args->device_ids, "This device (registry id or identity); repeat for several")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->excludes(count);
+      ->excludes(count)
+      ->excludes(plan);
   cmd->add_option("--min-free-memory", args->min_free_memory, "Only devices with this much free memory (40G)");
   cmd->add_option("--max-utilization", args->max_utilization, "Only devices at most this busy (0 to 1)")->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--same-domain", args->same_domain, "All in one NVLink/xGMI domain");
