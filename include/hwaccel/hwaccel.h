@@ -44,7 +44,7 @@
 
 /* Version of this C interface. It changes only when an existing declaration
  * changes incompatibly; additions keep it. */
-#define HWACCEL_C_API_VERSION 4
+#define HWACCEL_C_API_VERSION 5
 
 #ifdef __cplusplus
 extern "C" {
@@ -366,6 +366,30 @@ HWACCEL_API hwaccel_status hwaccel_watch_registry(const hwaccel_watcher* watcher
 HWACCEL_API bool hwaccel_watch_finished(const hwaccel_watcher* watcher);
 /* Stops watching (the thread is joined) and frees the watcher; NULL is ignored. */
 HWACCEL_API void hwaccel_watch_free(hwaccel_watcher* watcher);
+
+/* ---- sharing the machine's devices (docs/sharing.md; C API version 5) ---- */
+
+typedef struct hwaccel_lease hwaccel_lease;
+
+/* Leases free devices of the machine `options` describe (NULL: this one; a
+ * fixture replays one) for this process, as `hwaccel run` does: no other lease
+ * holds them and, by telemetry, no other process uses them. `request_json` is
+ * an object, every key optional: {"count": 2} or {"device_ids": ["cuda:0/mig:1"]},
+ * "min_free_memory": "40G" (or bytes), "max_utilization": 0.5, "same_domain":
+ * true, "wait_ms": 60000, "lease_dir", "usage_db", "quota_file", "command".
+ * HWACCEL_ERROR_TIMEOUT when not enough devices are free (the message says
+ * why each was refused), HWACCEL_ERROR_INVALID_ARGUMENT for an unknown device
+ * or key or a quota that refuses, HWACCEL_ERROR_UNSUPPORTED for an unsafe
+ * lease directory. The lease holds until hwaccel_lease_free or the process ends. */
+HWACCEL_API hwaccel_status hwaccel_reserve(const hwaccel_detect_options* options, const char* request_json, hwaccel_lease** out,
+                                           hwaccel_error** error);
+/* The lease as JSON (free it with hwaccel_string_free): {"devices": [{"device_id",
+ * "identity", "user", "uid", "pid", ...}], "environment": {"CUDA_VISIBLE_DEVICES":
+ * "GPU-..."}, "cleared": ["HIP_VISIBLE_DEVICES", ...], "warnings": [...]}: set
+ * the environment and unset the cleared variables in the child that uses it. */
+HWACCEL_API hwaccel_status hwaccel_lease_json(const hwaccel_lease* lease, char** out, size_t* length, hwaccel_error** error);
+/* Releases the lease (its accounting record is closed) and frees it; NULL is ignored. */
+HWACCEL_API void hwaccel_lease_free(hwaccel_lease* lease);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -201,6 +201,33 @@ void flush_journal(sqlite3* db, const std::string& path, const std::string& jour
   ::close(fd);
 }
 
+// Records left open by a holder that died before it could close them (run
+// killed with SIGKILL): a record whose lease nobody holds any more ends now,
+// an upper bound of its use, so that it stops counting.
+void close_abandoned(sqlite3* db, const std::string& path, const std::string& lease_dir, std::vector<std::string>& warnings) {
+  auto held = held_leases(lease_dir);
+  if (!held) return;
+  Statement open(db, "SELECT token, identity, pid FROM leases WHERE ended_at IS NULL");
+  if (!open.ok()) return;
+  std::vector<Event> ends;
+  const auto now = static_cast<std::int64_t>(std::time(nullptr));
+  while (open.step() == SQLITE_ROW) {
+    const std::string_view identity = open.text_at(1);
+    const auto pid = static_cast<std::uint32_t>(open.integer(2));
+    const bool still = std::any_of(held->begin(), held->end(), [&](const LeaseHolder& h) { return h.identity == identity && h.pid == pid; });
+    if (still) continue;
+    Event e;
+    e.start = false;
+    e.token = std::string(open.text_at(0));
+    e.at = now;
+    ends.push_back(std::move(e));
+  }
+  if (ends.empty()) return;
+  if (apply(db, path, ends))
+    warnings.push_back(text::cat(ends.size(), ends.size() == 1 ? " lease was" : " leases were",
+                                 " left open by a holder that died unrecorded; closed now (their device-hours are an upper bound)"));
+}
+
 }  // namespace
 
 namespace lease_detail {
@@ -229,6 +256,8 @@ UsageLog::UsageLog(std::string db_path, std::string journal_path, const std::vec
   auto db = open_usage(state_->path, true);
   if (db) {
     flush_journal(db->get(), state_->path, state_->journal, warnings);
+    // The journal lives in the lease directory.
+    close_abandoned(db->get(), state_->path, state_->journal.substr(0, state_->journal.rfind('/')), warnings);
     if (auto applied = apply(db->get(), state_->path, events); applied) return;
     else warnings.push_back(applied.error().message + "; the records are kept in " + state_->journal);
   } else {

@@ -141,6 +141,20 @@ try:
     if len(r.stdout.strip().split(",")) != 2 or "takes 2 devices in one domain" not in r.stderr:
         failures.append(f"--plan llama-3.1-70b on 8 H100s: {r.stdout.strip()!r} {r.stderr.strip()}")
 
+    # A run killed with SIGKILL left its record open: the next lease closes it.
+    p = subprocess.Popen([hwaccel, "run", *common, "--usage-db", str(db), "--device", "cuda:2", "--", "sleep", "30"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    started.append(p)
+    if wait_until(lambda: bool(held()), 10):
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)
+        wait_until(lambda: held() == [], 2)
+        opened = sqlite3.connect(db).execute("SELECT count(*) FROM leases WHERE ended_at IS NULL").fetchone()[0]
+        r = run("run", *common, "--usage-db", str(db), "--device", "cuda:1", "--", "true", check_rc=0)
+        closed = sqlite3.connect(db).execute("SELECT count(*) FROM leases WHERE ended_at IS NULL").fetchone()[0]
+        if opened != 1 or closed != 0 or "closed now" not in r.stderr:
+            failures.append(f"an abandoned record: {opened} open before, {closed} after: {r.stderr.strip()}")
+
     # A stale file (no lock held) is taken over; its garbage record does not matter.
     identity = "0000_18_00.0"
     (leases / f"{identity}.lease").write_text("not a record")

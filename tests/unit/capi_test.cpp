@@ -673,3 +673,38 @@ TEST(CApiWatch, ReplaysATimelineAsJsonLines) {
   EXPECT_EQ(hwaccel_watch_start(plain.get(), 0, &none, nullptr), HWACCEL_ERROR_UNSUPPORTED);
   EXPECT_EQ(none, nullptr);
 }
+
+// Leases through the C API: the busy DGX's idle GPU 4, held until freed.
+TEST(CApi, ReservesAFreeDeviceUntilFreed) {
+  const std::string machine = (hwaccel::testing::fixtures_root() / "machines" / "dgx-h100-busy-containers").string();
+  hwaccel::testing::TempDir dir;
+  const OptionsPtr options(hwaccel_detect_options_new());
+  ASSERT_EQ(hwaccel_detect_options_set_fixture(options.get(), machine.c_str(), nullptr), HWACCEL_OK);
+  const std::string request = R"({"count": 1, "min_free_memory": "40G", "lease_dir": ")" + dir.str() + R"("})";
+  hwaccel_lease* lease = nullptr;
+  hwaccel_error* error = nullptr;
+  ASSERT_EQ(hwaccel_reserve(options.get(), request.c_str(), &lease, &error), HWACCEL_OK) << str(hwaccel_error_message(error));
+  char* json = nullptr;
+  ASSERT_EQ(hwaccel_lease_json(lease, &json, nullptr, nullptr), HWACCEL_OK);
+  const std::string text = json;
+  hwaccel_string_free(json);
+  EXPECT_NE(text.find(R"("device_id":"cuda:4")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("CUDA_VISIBLE_DEVICES":"GPU-2c8a5c6d-bf3e-4d9a-ab4c-8e7f6a5b4c32")"), std::string::npos) << text;
+  // Held: a second lease finds nothing free, and says why.
+  hwaccel_lease* second = nullptr;
+  EXPECT_EQ(hwaccel_reserve(options.get(), request.c_str(), &second, &error), HWACCEL_ERROR_TIMEOUT);
+  EXPECT_NE(str(hwaccel_error_message(error)).find("cuda:4: held by"), std::string::npos) << str(hwaccel_error_message(error));
+  hwaccel_error_free(error);
+  error = nullptr;
+  hwaccel_lease_free(lease);
+  ASSERT_EQ(hwaccel_reserve(options.get(), request.c_str(), &second, nullptr), HWACCEL_OK);
+  hwaccel_lease_free(second);
+  // Bad requests.
+  EXPECT_EQ(hwaccel_reserve(options.get(), R"({"devices": 2})", &second, &error), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(str(hwaccel_error_message(error)).find("unknown key \"devices\""), std::string::npos);
+  hwaccel_error_free(error);
+  EXPECT_EQ(hwaccel_reserve(options.get(), "[1]", &second, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hwaccel_reserve(options.get(), nullptr, nullptr, nullptr), HWACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(second, nullptr);
+  hwaccel_lease_free(nullptr);
+}
