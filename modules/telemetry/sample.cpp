@@ -105,17 +105,30 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
     }
   }
   if (options.processes) {
-    // A report (read for MIG instances or in place of the query) names each
-    // process's MIG instance; the compute-apps query only its GPU.
-    if (mig) {
-      auto processes = telemetry_detail::nvidia_processes(registry, *mig, mig_view);
-      std::move(processes.begin(), processes.end(), std::back_inserter(sample.processes));
+    // The compute-apps query is fresh at every sample; the `-q` read for MIG
+    // instances may be the slow-tool cache's, so it only names the instance
+    // each listed process runs in. Where the query failed, the report read
+    // in its place (fresh) lists them.
+    std::vector<std::string> problems;
+    auto processes = run.failure ? Result<std::vector<DeviceProcess>>(fail(ErrorKind::not_captured, "no query"))
+                                 : telemetry_detail::run_nvidia_compute_apps(registry, system, options.tool_timeout, problems);
+    add_problems(sample, "cuda", problems);
+    if (processes) {
+      if (mig) {
+        const auto attributed = telemetry_detail::nvidia_processes(registry, *mig, mig_view);
+        for (DeviceProcess& p : *processes)
+          for (const DeviceProcess& a : attributed)
+            if (a.device_id == p.device_id && a.driver_pid == p.driver_pid && !a.partition_id.empty()) {
+              p.partition_id = a.partition_id;
+              p.kind = a.kind;
+            }
+      }
+      std::move(processes->begin(), processes->end(), std::back_inserter(sample.processes));
+    } else if (mig) {
+      auto listed = telemetry_detail::nvidia_processes(registry, *mig, mig_view);
+      std::move(listed.begin(), listed.end(), std::back_inserter(sample.processes));
     } else {
-      std::vector<std::string> problems;
-      auto processes = telemetry_detail::run_nvidia_compute_apps(registry, system, options.tool_timeout, problems);
-      add_problems(sample, "cuda", problems);
-      if (processes) std::move(processes->begin(), processes->end(), std::back_inserter(sample.processes));
-      else sample.warnings.push_back(Warning{"cuda", warning_kind_for(processes.error().kind), processes.error().message});
+      sample.warnings.push_back(Warning{"cuda", warning_kind_for(processes.error().kind), processes.error().message});
     }
   }
   for (const std::size_t i : gpus) {

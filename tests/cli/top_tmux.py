@@ -9,8 +9,9 @@ usage: top_tmux.py HWACCEL FIXTURES_DIR
   fixture's process, and quits (the session ends);
 - a resize redraws at the new width;
 - the CPU time of `top` over 10 s at a 1 s refresh is under 2 % of a core;
-- a fixture's timeline (a GPU falling off the bus with its Xid) is replayed:
-  the event is shown and the GPU and its processes leave the screen.
+- fixture timelines are replayed: a GPU falling off the bus with its Xid (the
+  event is shown, the GPU and its processes leave the screen) and a MIG
+  re-partition (the new instances replace the old rows).
 Exit 77 (skipped) when tmux is not installed.
 """
 import os
@@ -131,6 +132,13 @@ try:
     if "fallen off the bus" not in text or "cuda:7 " in text.split("EVENTS")[0]:
         failures.append(f"timeline: GPU 7's fall is not shown:\n{text}")
     keys("timeline", "q")
+
+    # A MIG re-partition seen by a re-scan: three 2g.10gb rows replace the two 3g.20gb ones.
+    start("repartition", "a100-40gb-mig-repartitioned")
+    text = wait_for("repartition", "cuda:0/mig:2")
+    if "2g.10gb" not in text or "3g.20gb" in text or "PROCESSES (0 listed" not in text:
+        failures.append(f"repartition: the new instances are not shown as they are:\n{text}")
+    keys("repartition", "q")
 
     # MIG instances as rows of their own, with their processes.
     start("mig", "a100-40gb-mig-processes")

@@ -239,6 +239,8 @@ int run_top(const TopArgs& args) {
         if (auto current = watcher->registry(); current && current != registry) {
           registry = std::move(current);
           view.set_registry(registry);
+          // What slow tools printed (nvidia-smi -q's MIG instances) described the old machine.
+          options.slow_tools = std::make_shared<SlowToolCache>();
         }
       {
         const std::lock_guard lock(event_mutex);
