@@ -120,7 +120,8 @@ Result<TelemetrySample> telemetry_from_json(std::string_view text) {
   TelemetrySample s;
   std::vector<Warning> problems;
   Reader read(problems);
-  if (const auto t = read.number(root, "taken_at", "sample", 0, 1e11))
+  // Seconds since 1970 that system_clock (nanoseconds in 64 bits) can hold: up to 2255.
+  if (const auto t = read.number(root, "taken_at", "sample", 0, 9e9))
     s.taken_at = std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(*t)));
   if (const auto e = read.whole(root, "elapsed_us", "sample")) s.elapsed = std::chrono::microseconds(*e);
