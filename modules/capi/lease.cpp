@@ -114,10 +114,7 @@ HWACCEL_API hwaccel_status hwaccel_lease_json(const hwaccel_lease* lease, char**
     if (!lease || !out) return report(error, HWACCEL_ERROR_INVALID_ARGUMENT, "hwaccel_lease_json: NULL argument");
     hwaccel::json::Writer w(false);
     w.begin_object().key("devices").begin_array();
-    for (const auto& h : lease->lease.devices()) {
-      w.begin_object().field("device_id", h.device_id).field("identity", h.identity).field("user", h.user).field("uid", h.uid);
-      w.field("pid", h.pid).field("pid_namespace", h.pid_namespace).field("command", h.command).field("since", h.since).end_object();
-    }
+    for (const auto& h : lease->lease.devices()) hwaccel::write_json(w, h);
     w.end_array().key("environment").begin_object();
     for (const auto& [name, value] : lease->lease.environment()) w.field(std::string_view(name), value);
     w.end_object().field("cleared", lease->lease.cleared_environment()).field("warnings", lease->lease.warnings()).end_object();

@@ -16,7 +16,6 @@ module;
 #include <utility>
 #include <vector>
 
-#include <fcntl.h>
 #include <unistd.h>
 module hwaccel.lease;
 import :internals;
@@ -154,19 +153,17 @@ std::map<std::string, std::size_t> domains_of(const AcceleratorRegistry& registr
   return domain;
 }
 
+// Who holds a lock another process took: its own record says, without
+// walking the whole lease directory for each refused device.
 std::string holder_text(const std::string& dir, const Unit& u) {
-  auto held = held_leases(dir);
-  if (held)
-    for (const LeaseHolder& h : *held)
-      if (h.identity == u.identity && h.pid != 0) {
-        char when[32] = {};
-        const std::time_t t = h.since;
-        std::tm tm{};
-        localtime_r(&t, &tm);
-        std::strftime(when, sizeof when, "%H:%M:%S", &tm);
-        return text::cat("held by ", h.user, " (PID ", h.pid, ") since ", when);
-      }
-  return "held by another lease";
+  const auto h = lease_detail::holder_of(dir, u.identity);
+  if (!h || h->pid == 0) return "held by another lease";
+  char when[32] = {};
+  const std::time_t t = h->since;
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  std::strftime(when, sizeof when, "%H:%M:%S", &tm);
+  return text::cat("held by ", h->user, " (PID ", h->pid, ") since ", when);
 }
 
 // The variable that selects a backend's devices for every runtime on it:
@@ -316,16 +313,9 @@ Result<Lease> reserve(const AcceleratorRegistry& registry, const System& system,
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
   if (!request.quota_file.empty()) {
     if (request.usage_db.empty()) return fail(ErrorKind::invalid_input, "a quota needs the usage database it is counted in");
-    std::string text;
-    {
-      const int fd = ::open(request.quota_file.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return fail(ErrorKind::not_found, text::cat("cannot read the quota file ", request.quota_file));
-      char buf[65536];
-      ssize_t n = 0;
-      while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() < (std::size_t{1} << 20)) text.append(buf, static_cast<std::size_t>(n));
-      ::close(fd);
-    }
-    auto quota = parse_quota(text);
+    auto text = read_small_file(request.quota_file, std::uint64_t{1} << 20, "a quota file");
+    if (!text) return fail(text.error().kind, text::cat("the quota file ", request.quota_file, ": ", text.error().message));
+    auto quota = parse_quota(*text);
     if (!quota) return fail(quota.error().kind, text::cat(request.quota_file, ": ", quota.error().message));
     const std::size_t devices = request.device_ids.empty() ? request.count : request.device_ids.size();
     if (const auto no = lease_detail::quota_refusal(*quota, request.usage_db, ::getuid(), lease_detail::user_name(::getuid()), devices, now))

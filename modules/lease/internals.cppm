@@ -38,6 +38,10 @@ std::string lease_directory(std::string_view asked);
 [[nodiscard]] Result<LockFile> lock_device(const std::string& dir, std::string_view identity);
 [[nodiscard]] Result<void> write_record(const LockFile& lock, const LeaseHolder& holder);
 std::optional<LeaseHolder> parse_record(std::string_view text);
+/// The record of the lease file open at `fd`, when it is one.
+std::optional<LeaseHolder> read_record(int fd);
+/// The record in the lease file of `identity`, whether or not its lock is held.
+std::optional<LeaseHolder> holder_of(const std::string& dir, std::string_view identity);
 /// This process as the holder of a device.
 LeaseHolder this_process(std::string_view device_id, std::string_view identity, std::string_view command);
 std::string user_name(std::uint32_t uid);

@@ -41,6 +41,10 @@ struct LeaseHolder {
   friend bool operator==(const LeaseHolder&, const LeaseHolder&) = default;
 };
 
+/// A holder as a JSON object (lease files, `hwaccel leases --json`, the C API):
+/// device_id, identity, user, uid, pid, pid_namespace, start_time, command, since.
+void write_json(json::Writer& w, const LeaseHolder& holder);
+
 /// What a job asks for.
 struct LeaseRequest {
   std::size_t count = 1;                ///< devices wanted, when `device_ids` is empty

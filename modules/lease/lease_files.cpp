@@ -112,10 +112,7 @@ LockFile::~LockFile() {
 
 std::string record_json(const LeaseHolder& h) {
   json::Writer w(false);
-  w.begin_object();
-  w.field("device_id", h.device_id).field("identity", h.identity).field("user", h.user).field("uid", h.uid).field("pid", h.pid);
-  w.field("pid_namespace", h.pid_namespace).field("start_time", h.start_time).field("command", h.command).field("since", h.since);
-  w.end_object();
+  write_json(w, h);
   return std::string(w.str()) + "\n";
 }
 
@@ -124,6 +121,24 @@ Result<void> write_record(const LockFile& lock, const LeaseHolder& holder) {
   if (::ftruncate(lock.fd(), 0) != 0 || ::pwrite(lock.fd(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
     return fail(ErrorKind::io_error, text::cat("cannot write the lease record ", lock.path(), ": ", errno_text()));
   return {};
+}
+
+std::optional<LeaseHolder> read_record(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size >= 65536) return std::nullopt;
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return parse_record(text);
+}
+
+std::optional<LeaseHolder> holder_of(const std::string& dir, std::string_view identity) {
+  const std::string path = text::cat(dir, "/", file_name(identity));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  auto holder = read_record(fd);
+  ::close(fd);
+  return holder;
 }
 
 std::optional<LeaseHolder> parse_record(std::string_view text) {
@@ -196,6 +211,13 @@ LeaseHolder this_process(std::string_view device_id, std::string_view identity, 
 
 namespace hwaccel {
 
+void write_json(json::Writer& w, const LeaseHolder& h) {
+  w.begin_object();
+  w.field("device_id", h.device_id).field("identity", h.identity).field("user", h.user).field("uid", h.uid).field("pid", h.pid);
+  w.field("pid_namespace", h.pid_namespace).field("start_time", h.start_time).field("command", h.command).field("since", h.since);
+  w.end_object();
+}
+
 Result<std::vector<LeaseHolder>> held_leases(std::string_view asked) {
   const std::string dir = lease_detail::lease_directory(asked);
   if (auto ok = lease_detail::check_lease_directory(dir, false); !ok) {
@@ -214,12 +236,9 @@ Result<std::vector<LeaseHolder>> held_leases(std::string_view asked) {
     if (fd < 0) continue;
     struct stat st {};
     // A lock we can take is nobody's: the file is a stale one.
-    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < 65536;
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     if (regular && ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-      std::string text(static_cast<std::size_t>(st.st_size), '\0');
-      const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
-      if (n > 0) text.resize(static_cast<std::size_t>(n));
-      if (auto holder = lease_detail::parse_record(text)) held.push_back(std::move(*holder));
+      if (auto holder = lease_detail::read_record(fd)) held.push_back(std::move(*holder));
       else {
         LeaseHolder unknown;
         unknown.identity = std::string(name.substr(0, name.size() - 6));

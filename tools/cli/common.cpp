@@ -113,4 +113,12 @@ CommandResult<std::string> read_credentials(const std::string& file, std::string
   return line;
 }
 
+std::string local_time(std::chrono::system_clock::time_point at, const char* format) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(at);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buffer[64];
+  return std::string(buffer, std::strftime(buffer, sizeof buffer, format, &tm));
+}
+
 }  // namespace hwaccel::cli

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -95,6 +96,9 @@ std::string bytes_text(std::uint64_t bytes);
 CommandResult<void> replace_file(const std::string& path, std::string_view content);
 /// Reads a whole file up to `cap` bytes (exit 1 when it cannot be read).
 CommandResult<std::string> read_file(const std::string& path, std::size_t cap = 64 << 20);
+/// A time in the local time zone, "2026-12-03 10:02:11" (or `format`, strftime's).
+std::string local_time(std::chrono::system_clock::time_point at, const char* format = "%Y-%m-%d %H:%M:%S");
+
 /// The USER:PASSWORD on the first line of a basic-auth file, which must not
 /// be readable by others; `option` names the flag in messages.
 CommandResult<std::string> read_credentials(const std::string& file, std::string_view option);

@@ -205,11 +205,7 @@ int run_leases(const LeasesArgs& args) {
   if (args.json) {
     json::Writer w(false);
     w.begin_array();
-    for (const auto& h : *held) {
-      w.begin_object().field("device_id", h.device_id).field("identity", h.identity).field("user", h.user).field("uid", h.uid);
-      w.field("pid", h.pid).field("pid_namespace", h.pid_namespace).field("start_time", h.start_time);
-      w.field("command", h.command).field("since", h.since).end_object();
-    }
+    for (const auto& h : *held) write_json(w, h);
     w.end_array();
     std::cout << w.str() << "\n";
   } else if (held->empty()) {
@@ -217,10 +213,7 @@ int run_leases(const LeasesArgs& args) {
   } else {
     std::cout << fmt::format("{:<14} {:<12} {:>8} {:<19} {}\n", "DEVICE", "USER", "PID", "SINCE", "COMMAND");
     for (const auto& h : *held) {
-      char when[32] = "-";
-      const std::time_t t = h.since;
-      std::tm tm{};
-      if (h.since > 0 && localtime_r(&t, &tm)) std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+      const std::string when = h.since > 0 ? local_time(std::chrono::system_clock::from_time_t(h.since)) : "-";
       std::cout << fmt::format("{:<14} {:<12} {:>8} {:<19} {}\n", h.device_id.empty() ? h.identity : h.device_id, h.user, h.pid,
                                when, h.command);
     }

@@ -8,7 +8,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -130,13 +129,6 @@ std::string source_label(const DetectArgs& args) {
   return "this machine";
 }
 
-std::string local_clock(std::chrono::system_clock::time_point at) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(at);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  return fmt::format("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
-
 int once_width(int asked) {
   if (asked > 0) return asked;
   if (const char* columns = std::getenv("COLUMNS"))
@@ -211,11 +203,11 @@ int run_top(const TopArgs& args) {
       for (const WatchEvent& e : change.events) {
         const std::string device = e.id.empty() ? e.identity : e.id;
         if (e.kind == WatchEventKind::health && e.health)
-          pending_events.emplace_back(fmt::format("{}  {}: {}{}", local_clock(e.at), device, e.health->summary,
+          pending_events.emplace_back(fmt::format("{}  {}: {}{}", local_time(e.at, "%H:%M:%S"), device, e.health->summary,
                                                   e.health->code ? fmt::format(" (Xid {})", *e.health->code) : ""),
                                       e.health->severity == HealthSeverity::critical ? LineStyle::warning : LineStyle::normal);
         else
-          pending_events.emplace_back(fmt::format("{}  {} {} {}", local_clock(e.at), device, to_string(e.kind), e.name),
+          pending_events.emplace_back(fmt::format("{}  {} {} {}", local_time(e.at, "%H:%M:%S"), device, to_string(e.kind), e.name),
                                       e.kind == WatchEventKind::removed ? LineStyle::warning : LineStyle::normal);
       }
     };

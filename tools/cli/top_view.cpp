@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -153,21 +154,34 @@ void TopView::add_sample(TelemetrySample sample) {
   }
   previous_ = std::move(current_);
   current_ = std::move(sample);
+  derive_engine_use();
   const auto listed = listed_processes();
   if (selected_ >= listed.size()) selected_ = listed.empty() ? 0 : listed.size() - 1;
 }
 
 std::optional<std::pair<std::string, double>> TopView::engine_of(const DeviceProcess& process) const {
-  if (!previous_ || !current_ || process.engines.empty()) return std::nullopt;
-  const auto before = std::find_if(previous_->processes.begin(), previous_->processes.end(), [&](const DeviceProcess& p) {
-    return p.device_id == process.device_id && p.pid == process.pid && p.driver_pid == process.driver_pid;
-  });
-  if (before == previous_->processes.end()) return std::nullopt;
+  if (!current_ || current_->processes.empty()) return std::nullopt;
+  const auto* first = current_->processes.data();
+  if (&process < first || &process >= first + current_->processes.size()) return std::nullopt;
+  return busiest_engines_[static_cast<std::size_t>(&process - first)];
+}
+
+// Each process's busiest engine since the previous sample, once per sample:
+// sorting by engine asks for it at every comparison.
+void TopView::derive_engine_use() {
+  busiest_engines_.assign(current_ ? current_->processes.size() : 0, std::nullopt);
+  if (!previous_ || !current_) return;
   const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(current_->taken_at - previous_->taken_at);
-  std::optional<std::pair<std::string, double>> busiest;
-  for (const auto& [engine, use] : engine_use(*before, process, elapsed))
-    if (!busiest || use > busiest->second) busiest = std::pair(engine, use);
-  return busiest;
+  std::map<std::tuple<std::string_view, std::optional<std::uint32_t>, std::optional<std::uint32_t>>, const DeviceProcess*> before;
+  for (const DeviceProcess& p : previous_->processes)
+    if (!p.engines.empty()) before.emplace(std::tuple(std::string_view(p.device_id), p.pid, p.driver_pid), &p);
+  for (std::size_t i = 0; i < current_->processes.size(); ++i) {
+    const DeviceProcess& p = current_->processes[i];
+    const auto it = before.find(std::tuple(std::string_view(p.device_id), p.pid, p.driver_pid));
+    if (p.engines.empty() || it == before.end()) continue;
+    for (const auto& [engine, use] : engine_use(*it->second, p, elapsed))
+      if (!busiest_engines_[i] || use > busiest_engines_[i]->second) busiest_engines_[i] = std::pair(engine, use);
+  }
 }
 
 std::vector<const DeviceProcess*> TopView::listed_processes() const {

@@ -68,13 +68,14 @@ class TopView {
   void add_event(std::string line, LineStyle style);
   ProcessSort sort() const noexcept { return sort_; }
 
-  /// Engine use (0..1) of a process since the previous sample: its busiest engine.
+  /// Engine use (0..1) of a process of the current sample since the previous one: its busiest engine.
   std::optional<std::pair<std::string, double>> engine_of(const DeviceProcess& process) const;
 
  private:
   std::vector<ScreenLine> device_panels(int columns) const;
   std::vector<ScreenLine> process_table(int columns, std::size_t max_rows) const;
   std::vector<ScreenLine> help_lines() const;
+  void derive_engine_use();
 
   std::shared_ptr<const AcceleratorRegistry> registry_;
   std::string source_;
@@ -95,6 +96,7 @@ class TopView {
   LineStyle message_style_ = LineStyle::normal;
   std::chrono::milliseconds interval_{1000};
   std::deque<ScreenLine> events_;
+  std::vector<std::optional<std::pair<std::string, double>>> busiest_engines_;  ///< by position in current_->processes
 };
 
 }  // namespace hwaccel::cli

@@ -76,14 +76,6 @@ std::string change_line(const RegistryChange& change) {
   return fmt::format("{},\"summary\":{}}}", line, summary);
 }
 
-std::string local_time(std::chrono::system_clock::time_point at) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(at);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buffer[32];
-  return std::string(buffer, std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", &tm));
-}
-
 int run_watch(const WatchArgs& args) {
   auto builder = make_builder(args.detect);
   if (!builder) return fail_with("watch", builder.error());
