@@ -109,6 +109,10 @@ struct RecommendOptions {
   std::uint32_t max_instances = 1;
   /// A catalogue file replacing the built-in one; empty: the built-in one.
   std::string catalogue_file;
+  /// The most power, in kilowatts, the accelerators of one recommendation
+  /// (every instance it spans) may draw: the plan's watts plus the idle draw
+  /// of devices it leaves unused. Empty: no budget.
+  std::optional<double> power_budget_kw;
 
   /// The catalogue to recommend from: `catalogue_file` read (its
   /// accelerators may be ids of `extra`, a user device-spec file; errors
@@ -122,6 +126,7 @@ enum class RejectionKind : std::uint8_t {
   interconnect,      ///< it would fit with tensor parallelism its interconnect cannot carry
   device_memory,     ///< some device cannot hold its share, whatever the split
   planner,           ///< the planner could not plan on it (the message says why)
+  power_budget,      ///< it fits, but draws more than RecommendOptions::power_budget_kw (or its draw is unknown)
 };
 
 std::string_view to_string(RejectionKind kind) noexcept;
@@ -143,6 +148,9 @@ struct InstanceVerdict {
   /// Price per million decoded tokens at the plan's total decode rate, for
   /// all `instances` together.
   std::optional<double> usd_per_million_tokens;
+  /// What its accelerators draw in all, in watts: the plan's, plus the idle
+  /// draw of its unused devices; empty when a device has no power figure.
+  std::optional<double> accelerator_watts;
 
   friend bool operator==(const InstanceVerdict&, const InstanceVerdict&) = default;
 };

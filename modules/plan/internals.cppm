@@ -3,6 +3,7 @@
 // reading the model catalogue shares. Module-internal (not exported, not
 // installed).
 module;
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -297,6 +298,22 @@ struct StageSpeed {
   bool host = false;
 };
 
+// One pipeline stage's part of a decode step or a prefill, as the speed
+// model costs it; the power model reads the same terms (power.cpp).
+struct StageLoad {
+  double memory_s = 0;          // bytes at the profile's bandwidth, unpacking, per-layer overhead
+  double compute_s = 0;         // FLOPs at the profile's share of dense peak
+  double comm_s = 0;            // tensor-parallel collectives
+  double bytes_at_peak_s = 0;   // bytes read (KV re-reads too) / peak bandwidth
+  double flops_at_peak_s = 0;   // FLOPs / dense peak; 0 without a published peak
+  double ceiling_s = 0;         // decode: every byte once at peak bandwidth
+  double dequant_s_per_op = 0;  // decode: quantized weights / the FP32 vector rate
+  bool host = false;            // layers in host memory
+  // The stage's time with the device clocks at `clock` of those the profile
+  // was measured at: compute slows with the clock, memory traffic does not.
+  inline double seconds(double clock = 1) const { return std::max(memory_s, compute_s / clock) + comm_s; }
+};
+
 struct DecodeTime {
   std::optional<double> step_s;
   std::optional<double> ceiling_step_s;
@@ -318,11 +335,16 @@ Fleet gather(const Machines& machines, QuantizationLevel level, double reserve, 
 void join_pcie_domains(Fleet& f, const RuntimeProfile& runtime);
 std::uint32_t node_of(const Fleet& f, const Stage& st);
 [[nodiscard]] Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel level, QuantizationLevel kv_type, std::uint64_t context, std::uint64_t batch);
+// `c` at another context and batch, with everything else it was given.
+[[nodiscard]] Result<CostModel> reshaped(const CostModel& c, std::uint64_t context, std::uint64_t batch);
 StageFixed fixed_for(const CostModel& c, Backend backend, std::uint32_t t, bool communicates, bool embedding, bool head);
 Backend backend_of(const Fleet& f, const Group& g);
 StageSpeed speed_of(const Fleet& f, const Stage& st);
 // The domain a stage's group is in; null for a stage in host memory.
 const Domain* domain_of(const Fleet& f, const Stage& st);
+// A stage's decode step (c.batch sequences at c.context); empty when a
+// device has no bandwidth figure.
+std::optional<StageLoad> decode_stage(const Fleet& f, const CostModel& c, const Replica& r, const Stage& st);
 DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r);
 // Tensor-parallel (and expert-parallel) communication of one stage for
 // `tokens` tokens in flight; pipeline hops of a replica, inter-node ones
@@ -334,8 +356,38 @@ double pipeline_hops_s(const Fleet& f, const CostModel& c, const Replica& r, dou
 std::optional<RowSplitEstimate> row_split_estimate(const CostModel& c, std::span<const Device* const> devices);
 Layout place(const Fleet& f, const CostModel& c, const InferenceSettings& s);
 void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan);
+// A stage's prefill of c.batch prompts of c.context tokens; empty when a
+// device has no bandwidth or dense peak figure.
+std::optional<StageLoad> prefill_stage(const Fleet& f, const CostModel& c, const Replica& r, const Stage& st);
 PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r);
 LaunchHints launch_hints(const Fleet& f, const CostModel& c, const Layout& l, const InferenceSettings& s, const ModelDescription& m, const Plan& plan);
+
+// The power model (power.cpp; docs/planning.md, "Power and energy").
+struct DeviceLimit {
+  double idle_watts = 0;
+  double board_watts = 0;  // the board's own limit: its spec's TDP, else the cap it enforces
+  double limit_watts = 0;  // what it may draw in this plan: the settings' cap, else the enforced one, else the TDP
+  std::string_view source;  // DevicePower::limit_source
+};
+// Empty when neither the spec nor the registry gives the device a power figure.
+std::optional<DeviceLimit> device_limit(const Device& d, const InferenceSettings& s);
+
+// One phase of a replica (a decode step, or a prefill) with its devices
+// held to their limits: the clocks fall together until every device of the
+// replica draws at most its limit.
+struct PhasePower {
+  double seconds = 0;          // the phase's time at `clock`
+  double clock = 1;            // relative to the clocks the runtime profile was measured at
+  std::vector<double> watts;   // each accelerator of the replica, stage by stage, member by member
+  double total_watts = 0;
+};
+// Empty when a device of the replica has no power figure or a stage no speed.
+std::optional<PhasePower> phase_power(const Fleet& f, const CostModel& c, const Replica& r, bool prefill,
+                                      const InferenceSettings& s);
+// The plan's watts and joules, and its assumptions about them
+// (plan.throughput must be filled in); where a cap binds, the speeds it
+// lowers.
+void settle_power(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan, const InferenceSettings& s);
 
 }  // namespace hwaccel::planner_detail
 

@@ -153,6 +153,40 @@ void write_json(json::Writer& w, const Plan& p) {
     w.null();
   }
   w.end_object();
+  w.key("power");
+  if (const auto& pw = p.power) {
+    w.begin_object();
+    w.field("basis", pw->basis);
+    w.field("watts", pw->watts);
+    w.field("watts_low", pw->watts_low);
+    w.field("watts_high", pw->watts_high);
+    w.field("energy_per_output_token_j", pw->energy_per_output_token_j);
+    w.field("energy_per_output_token_j_low", pw->energy_per_output_token_j_low);
+    w.field("energy_per_output_token_j_high", pw->energy_per_output_token_j_high);
+    w.field("tokens_per_joule", pw->tokens_per_joule);
+    write_optional(w, "energy_per_request_j", pw->energy_per_request_j);
+    write_optional(w, "energy_per_request_j_low", pw->energy_per_request_j_low);
+    write_optional(w, "energy_per_request_j_high", pw->energy_per_request_j_high);
+    w.field("power_capped", pw->power_capped);
+    w.key("devices").begin_array();
+    for (const auto& d : pw->devices) {
+      w.begin_object();
+      if (!d.node.empty()) w.field("node", d.node);
+      w.field("device", d.device);
+      w.field("idle_watts", d.idle_watts);
+      w.field("limit_watts", d.limit_watts);
+      w.field("limit_source", d.limit_source);
+      w.field("decode_watts", d.decode_watts);
+      write_optional(w, "prefill_watts", d.prefill_watts);
+      w.field("decode_clock_ratio", d.decode_clock_ratio);
+      w.field("prefill_clock_ratio", d.prefill_clock_ratio);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.field("fits", p.fits);
   w.key("launch").begin_object();
   if (!p.launch.visible_devices.empty()) w.field("visible_devices", p.launch.visible_devices);

@@ -28,7 +28,12 @@ namespace hwaccel {
 using namespace planner_detail;
 
 std::string_view to_string(PlanObjective objective) noexcept {
-  return objective == PlanObjective::latency ? "latency" : "throughput";
+  switch (objective) {
+    case PlanObjective::latency: return "latency";
+    case PlanObjective::energy: return "energy";
+    case PlanObjective::throughput: break;
+  }
+  return "throughput";
 }
 
 Result<void> InferenceSettings::validate(const ModelDescription& model) const {
@@ -124,18 +129,6 @@ Result<CostModel> settled_cost_model(const ModelDescription& model, Quantization
   cost->full_kv_every_layer = s.full_kv_every_layer;
   cost->flash_attention = s.flash_attention.value_or(false);
   return cost;
-}
-
-// `c` at another context and batch, with everything else it was given.
-Result<CostModel> reshaped(const CostModel& c, std::uint64_t context, std::uint64_t batch) {
-  auto out = cost_model(c.model, c.level, c.kv_type, context, batch);
-  if (!out) return out;
-  out->expert_parallel = c.expert_parallel;
-  out->full_kv_every_layer = c.full_kv_every_layer;
-  out->flash_attention = c.flash_attention;
-  out->profile = c.profile;
-  out->host_profile = c.host_profile;
-  return out;
 }
 
 // The runtime the speeds assume, and the PCIe domains it shards tensors over.
@@ -569,6 +562,7 @@ Result<Plan> build_plan(const Machines& machines, const ModelDescription& model,
     else
       as.push_back(std::move(why_not));
   }
+  settle_power(f, c, l, plan, s);
   plan.launch = launch_hints(f, c, l, s, model, plan);
   return plan;
 }

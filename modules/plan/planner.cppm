@@ -26,6 +26,9 @@ export namespace hwaccel {
 enum class PlanObjective : std::uint8_t {
   throughput,  ///< fewest devices per replica, as many data-parallel replicas as fit
   latency,     ///< the widest tensor-parallel group a high-bandwidth domain allows
+  /// The least energy per output token among the layouts whose decode rate
+  /// (every replica together) reaches InferenceSettings::min_tokens_per_s.
+  energy,
 };
 
 std::string_view to_string(PlanObjective objective) noexcept;
@@ -34,6 +37,29 @@ std::string_view to_string(PlanObjective objective) noexcept;
 inline constexpr std::uint64_t max_plan_context = std::uint64_t{1} << 24;
 /// The most sequences a plan runs at once per replica.
 inline constexpr std::uint32_t max_plan_batch = 65536;
+/// The largest power cap a plan takes, per device, in watts.
+inline constexpr double max_power_cap_watts = 100000;
+
+/// The power model's parameters (docs/planning.md, "Power and energy"). A
+/// device draws idle + (limit - idle) x min(1, activity), where activity =
+/// busy_weight x (share of the step its stage runs) + memory_weight x (bytes
+/// read / peak bandwidth, per second of the step) + compute_weight x (FLOPs
+/// / dense peak, per second) x clock^2; under a cap the clocks fall until it
+/// draws no more than the cap.
+struct PowerModel {
+  double idle_share = 0;      ///< idle draw as a share of the board's limit
+  double busy_weight = 0;     ///< a running kernel's clocks and leakage
+  double memory_weight = 0;   ///< moving bytes at full bandwidth
+  double compute_weight = 0;  ///< FLOPs at full dense peak
+  /// The 80 % interval of watts (measured / predicted) over the calibration
+  /// rows; energy's is it divided by the runtime profile's speed interval.
+  double watts_interval_low = 1;
+  double watts_interval_high = 1;
+  friend bool operator==(const PowerModel&, const PowerModel&) = default;
+};
+
+/// The built-in power model, fitted on tests/data/energy/'s calibration rows.
+const PowerModel& default_power_model() noexcept;
 
 /// What to plan for.
 struct InferenceSettings {
@@ -84,6 +110,16 @@ struct InferenceSettings {
   /// Runtime profiles from a user file (read_runtime_profiles), in place of
   /// the built-in ones; must outlive the call. Empty: the built-in profiles.
   std::span<const RuntimeProfile> runtime_profiles;
+  /// Each device's power cap in watts (nvidia-smi -pl); empty: the cap the
+  /// registry reports the device enforcing, else its spec's TDP. A cap below
+  /// the board's limit lowers the clocks of work that would draw more, and
+  /// with them its speed (docs/planning.md, "Power and energy").
+  std::optional<double> power_cap_watts;
+  /// The energy objective's floor: decode tokens per second of every replica
+  /// together (serving: output tokens per second). Empty: no floor.
+  std::optional<double> min_tokens_per_s;
+  /// A power model of one's own (fitted on one's measurements); empty: default_power_model().
+  std::optional<PowerModel> power_model;
 
   /// Limits: context 1..16,777,216 (and at most the model's own maximum
   /// when its architecture is its own), batch 1..65,536, reserve in [0, 0.95].
@@ -202,6 +238,46 @@ struct ThroughputEstimate {
   friend bool operator==(const ThroughputEstimate&, const ThroughputEstimate&) = default;
 };
 
+/// One device's power in a plan (docs/planning.md, "Power and energy").
+struct DevicePower {
+  std::string node;    ///< the node's name in a plan over several nodes; empty on one machine
+  std::string device;  ///< registry id
+  double idle_watts = 0;
+  double limit_watts = 0;    ///< what it may draw: limit_source's figure
+  std::string limit_source;  ///< "power cap" (the settings'), "enforced cap" (the registry's), "spec TDP"
+  double decode_watts = 0;   ///< while decoding the plan's batch (serving: the wave's)
+  std::optional<double> prefill_watts;  ///< while prefilling a wave (serving)
+  /// Clocks under the cap relative to the board's own limit, decoding and
+  /// prefilling; 1 when the cap does not bind.
+  double decode_clock_ratio = 1;
+  double prefill_clock_ratio = 1;
+
+  friend bool operator==(const DevicePower&, const DevicePower&) = default;
+};
+
+/// The power a plan draws and the energy of its output, every replica
+/// together, with 80 % intervals: watts from the power model's calibration
+/// residuals, energy from those and the runtime profile's speed interval. Devices of the plan only: idle devices it leaves unused and the
+/// host (CPU, memory, fans) are not counted.
+struct PowerEstimate {
+  std::vector<DevicePower> devices;  ///< replica 0's devices
+  double watts = 0;                  ///< all replicas' devices, averaged over the work
+  double watts_low = 0;
+  double watts_high = 0;
+  double energy_per_output_token_j = 0;
+  double energy_per_output_token_j_low = 0;
+  double energy_per_output_token_j_high = 0;
+  double tokens_per_joule = 0;
+  /// Serving: one request's prefill and its share of the decode.
+  std::optional<double> energy_per_request_j;
+  std::optional<double> energy_per_request_j_low;
+  std::optional<double> energy_per_request_j_high;
+  std::string basis;          ///< "decode of 8 sequences per replica", "serving: ..."
+  bool power_capped = false;  ///< some device runs below its clocks because of its cap
+
+  friend bool operator==(const PowerEstimate&, const PowerEstimate&) = default;
+};
+
 /// How to start the plan with common runtimes; empty where one does not
 /// apply. The flags follow the releases docs/planning.md names. Commands for
 /// several nodes name the first node of a replica `$HEAD_ADDR` unless the
@@ -261,6 +337,10 @@ struct Plan {
   std::vector<std::string> nodes;
   /// Several nodes: the fabric between them, when known.
   std::optional<Fabric> fabric;
+  /// Watts and joules; empty when a device of the plan has no power figure
+  /// (no TDP in its spec and no enforced cap) or the speed is unknown (an
+  /// assumption says which).
+  std::optional<PowerEstimate> power;
 
   friend bool operator==(const Plan&, const Plan&) = default;
 };

@@ -81,4 +81,15 @@ Result<CostModel> cost_model(const ModelDescription& model, QuantizationLevel le
   return c;
 }
 
+Result<CostModel> reshaped(const CostModel& c, std::uint64_t context, std::uint64_t batch) {
+  auto out = cost_model(c.model, c.level, c.kv_type, context, batch);
+  if (!out) return out;
+  out->expert_parallel = c.expert_parallel;
+  out->full_kv_every_layer = c.full_kv_every_layer;
+  out->flash_attention = c.flash_attention;
+  out->profile = c.profile;
+  out->host_profile = c.host_profile;
+  return out;
+}
+
 }  // namespace hwaccel::planner_detail

@@ -227,52 +227,64 @@ double pipeline_hops_s(const Fleet& f, const CostModel& c, const Replica& r, dou
   return total;
 }
 
-DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
-  DecodeTime out;
+std::optional<StageLoad> decode_stage(const Fleet& f, const CostModel& c, const Replica& r, const Stage& st) {
   const auto& a = c.arch;
   const double b = static_cast<double>(c.batch);
-  const bool quantized = c.weights_unpacked();
+  const std::uint32_t t = st.group ? r.tp : 1;
+  const StageSpeed sp = speed_of(f, st);
+  if (!sp.bandwidth_gbps) return std::nullopt;
+  const RuntimeProfile& profile = st.group ? *c.profile : c.host();
+  const double kv = static_cast<double>(c.kv_read(t, st.first_layer, st.layer_count));
+  double bytes = static_cast<double>(c.active_weight_prefix[st.first_layer + st.layer_count] -
+                                     c.active_weight_prefix[st.first_layer]) /
+                     t +
+                 kv;
+  double params = c.active_param_prefix[st.first_layer + st.layer_count] - c.active_param_prefix[st.first_layer];
+  if (st.head) {
+    bytes += static_cast<double>(c.head_read_bytes()) / t;
+    params += c.head_params;
+  }
+  const double rereads = kv_rereads(a, profile, c.flash_attention);
+  // Attention over the tokens each layer keeps: windowed layers attend to fewer.
+  const double flops = (2.0 * b * params + 4.0 * b * static_cast<double>(c.kv_tokens(st.first_layer, st.layer_count)) *
+                                               static_cast<double>(a.q_width())) /
+                       t;
+  StageLoad out;
+  out.host = sp.host;
+  out.ceiling_s = bytes / (*sp.bandwidth_gbps * 1e9);
+  out.bytes_at_peak_s = (bytes + kv * rereads) / (*sp.bandwidth_gbps * 1e9);
+  // Unpacking runs once per weight read, shared by the batch.
+  out.dequant_s_per_op =
+      c.weights_unpacked() && sp.vector_tflops ? params / t / (*sp.vector_tflops * 1e12) : 0.0;
+  out.memory_s = out.bytes_at_peak_s / profile.bandwidth_efficiency +
+                 out.dequant_s_per_op * profile.dequant_ops_per_weight +
+                 static_cast<double>(st.layer_count) * profile.layer_overhead_us * 1e-6;
+  if (sp.peak_tflops) {
+    out.flops_at_peak_s = flops / (*sp.peak_tflops * 1e12);
+    out.compute_s = flops / (*sp.peak_tflops * 1e12 * profile.compute_efficiency);
+  }
+  out.comm_s = tensor_parallel_s(f, c, st, t, b);
+  return out;
+}
+
+DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
+  DecodeTime out;
+  const double b = static_cast<double>(c.batch);
   double total = 0, ceiling = 0, mem = 0, compute = 0, comm = 0, host = 0;
   for (const auto& st : r.stages) {
-    const std::uint32_t t = st.group ? r.tp : 1;
-    const StageSpeed sp = speed_of(f, st);
-    if (!sp.bandwidth_gbps) return out;
-    const RuntimeProfile& profile = st.group ? *c.profile : c.host();
-    const double kv = static_cast<double>(c.kv_read(t, st.first_layer, st.layer_count));
-    double bytes = static_cast<double>(c.active_weight_prefix[st.first_layer + st.layer_count] -
-                                       c.active_weight_prefix[st.first_layer]) /
-                       t +
-                   kv;
-    double params = c.active_param_prefix[st.first_layer + st.layer_count] - c.active_param_prefix[st.first_layer];
-    if (st.head) {
-      bytes += static_cast<double>(c.head_read_bytes()) / t;
-      params += c.head_params;
-    }
-    const double rereads = kv_rereads(a, profile, c.flash_attention);
-    // Attention over the tokens each layer keeps: windowed layers attend to fewer.
-    const double flops = (2.0 * b * params + 4.0 * b * static_cast<double>(c.kv_tokens(st.first_layer, st.layer_count)) *
-                                                 static_cast<double>(a.q_width())) /
-                         t;
-    const double memory_at_peak = bytes / (*sp.bandwidth_gbps * 1e9);
-    const double read_at_peak = (bytes + kv * rereads) / (*sp.bandwidth_gbps * 1e9);
-    // Unpacking runs once per weight read, shared by the batch.
-    const double dequant_per_op = quantized && sp.vector_tflops ? params / t / (*sp.vector_tflops * 1e12) : 0.0;
-    const double layers = static_cast<double>(st.layer_count);
-    const double mem_s = read_at_peak / profile.bandwidth_efficiency +
-                         dequant_per_op * profile.dequant_ops_per_weight + layers * profile.layer_overhead_us * 1e-6;
-    const double compute_s = sp.peak_tflops ? flops / (*sp.peak_tflops * 1e12 * profile.compute_efficiency) : 0.0;
-    const double comm_s = tensor_parallel_s(f, c, st, t, b);
-    ceiling += memory_at_peak;
-    out.terms.memory_s_at_peak += read_at_peak;
-    out.terms.dequant_s_per_op += dequant_per_op;
-    out.terms.layers += layers;
-    out.terms.fixed_s += comm_s;
-    const double stage = std::max(mem_s, compute_s) + comm_s;
+    const auto load = decode_stage(f, c, r, st);
+    if (!load) return out;
+    ceiling += load->ceiling_s;
+    out.terms.memory_s_at_peak += load->bytes_at_peak_s;
+    out.terms.dequant_s_per_op += load->dequant_s_per_op;
+    out.terms.layers += static_cast<double>(st.layer_count);
+    out.terms.fixed_s += load->comm_s;
+    const double stage = load->seconds();
     total += stage;
-    if (sp.host && !f.accelerators.empty()) host += stage;
-    else if (compute_s > mem_s) compute += compute_s;
-    else mem += mem_s;
-    comm += comm_s;
+    if (load->host && !f.accelerators.empty()) host += stage;
+    else if (load->compute_s > load->memory_s) compute += load->compute_s;
+    else mem += load->memory_s;
+    comm += load->comm_s;
   }
   const double hops = pipeline_hops_s(f, c, r, b);
   total += hops;
@@ -296,7 +308,8 @@ DecodeTime decode_time(const Fleet& f, const CostModel& c, const Replica& r) {
 // replicas, and the layout is scored by its estimated decode rate: all
 // replicas together for the throughput objective, one sequence for latency.
 // Without bandwidth figures the score falls back to replicas, then degree.
-Layout search(const Fleet& f, const CostModel& c, PlanObjective objective) {
+Layout search(const Fleet& f, const CostModel& c, const InferenceSettings& s) {
+  const PlanObjective objective = s.objective;
   Layout best;
   if (f.accelerators.empty()) return best;
   std::size_t max_domain = 1;
@@ -352,17 +365,28 @@ Layout search(const Fleet& f, const CostModel& c, PlanObjective objective) {
     std::size_t replicas = 0;
     std::size_t stages = 0;
     std::optional<double> step_s;
+    std::optional<double> energy_j;  // per output token, the energy objective
   };
   std::optional<Score> best_score;
+  const auto rate = [](const Score& a) { return static_cast<double>(a.replicas) / *a.step_s; };
   const auto better = [&](const Score& a, const Score& b) {
+    if (objective == PlanObjective::energy && a.energy_j && b.energy_j) {
+      // Layouts that reach the floor first, then the least energy; below
+      // the floor, the faster.
+      const double floor = s.min_tokens_per_s.value_or(0) / static_cast<double>(c.batch);
+      const bool a_meets = rate(a) >= floor, b_meets = rate(b) >= floor;
+      if (a_meets != b_meets) return a_meets;
+      if (!a_meets) return rate(a) > rate(b);
+      if (std::abs(*a.energy_j - *b.energy_j) > 1e-9 * std::max(*a.energy_j, *b.energy_j)) return *a.energy_j < *b.energy_j;
+    }
     if (a.step_s && b.step_s) {
-      if (objective == PlanObjective::throughput) {
-        const double ra = static_cast<double>(a.replicas) / *a.step_s, rb = static_cast<double>(b.replicas) / *b.step_s;
+      if (objective != PlanObjective::latency) {
+        const double ra = rate(a), rb = rate(b);
         if (std::abs(ra - rb) > 1e-9 * std::max(ra, rb)) return ra > rb;
       } else if (std::abs(*a.step_s - *b.step_s) > 1e-12) {
         return *a.step_s < *b.step_s;
       }
-    } else if (objective == PlanObjective::throughput && a.replicas != b.replicas) {
+    } else if (objective != PlanObjective::latency && a.replicas != b.replicas) {
       return a.replicas > b.replicas;
     }
     if (a.t != b.t) return a.t > b.t;
@@ -375,7 +399,15 @@ Layout search(const Fleet& f, const CostModel& c, PlanObjective objective) {
     if (candidate.groups.empty()) continue;
     const std::size_t replicas = form(candidate, ordered(candidate.groups), true);
     if (replicas == 0) continue;
-    Score score{t, replicas, candidate.replicas.front().stages.size(), decode_time(f, c, candidate.replicas.front()).step_s};
+    Score score{t, replicas, candidate.replicas.front().stages.size(), decode_time(f, c, candidate.replicas.front()).step_s,
+                std::nullopt};
+    if (objective == PlanObjective::energy) {
+      // Speed and energy as the devices' caps allow.
+      if (auto p = phase_power(f, c, candidate.replicas.front(), false, s)) {
+        score.step_s = p->seconds;
+        score.energy_j = p->total_watts * p->seconds / static_cast<double>(c.batch);
+      }
+    }
     if (best_score && !better(score, *best_score)) continue;
     best_score = score;
     best = std::move(candidate);  // the groups move with their buffer: pointers into them stay valid
@@ -454,7 +486,7 @@ Layout best_effort(const Fleet& f, const CostModel& c) {
 }
 
 Layout place(const Fleet& f, const CostModel& c, const InferenceSettings& s) {
-  Layout l = search(f, c, s.objective);
+  Layout l = search(f, c, s);
   if (l.fits) return l;
   if (f.accelerators.empty() && f.host) {
     // CPU only: everything in host memory.

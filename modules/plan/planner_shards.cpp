@@ -71,33 +71,45 @@ void emit_shards(const Fleet& f, const CostModel& c, const Layout& l, Plan& plan
   }
 }
 
+std::optional<StageLoad> prefill_stage(const Fleet& f, const CostModel& c, const Replica& r, const Stage& st) {
+  const auto& a = c.arch;
+  const double b = static_cast<double>(c.batch);
+  const double n = static_cast<double>(c.context);
+  const std::uint32_t t = st.group ? r.tp : 1;
+  const StageSpeed sp = speed_of(f, st);
+  if (!sp.peak_tflops || !sp.bandwidth_gbps) return std::nullopt;
+  double params = c.active_param_prefix[st.first_layer + st.layer_count] - c.active_param_prefix[st.first_layer];
+  // Causal attention: QK^T and AV over the (query, key) pairs, 2 FLOPs each;
+  // sliding-window and chunked layers have fewer pairs.
+  double flops = 2.0 * b * n * params +
+                 4.0 * b * c.attention_pairs(st.first_layer, st.layer_count) * static_cast<double>(a.q_width());
+  if (st.head) flops += 2.0 * b * c.head_params;  // logits of the last token only
+  flops /= t;
+  const RuntimeProfile& profile = st.group ? *c.profile : c.host();
+  StageLoad out;
+  out.host = sp.host;
+  out.flops_at_peak_s = flops / (*sp.peak_tflops * 1e12);
+  out.compute_s = flops / (*sp.peak_tflops * 1e12 * profile.compute_efficiency);
+  const double weights = static_cast<double>(c.layer_weights(st.first_layer, st.layer_count)) / t;
+  out.bytes_at_peak_s = weights / (*sp.bandwidth_gbps * 1e9);
+  out.memory_s = weights / (*sp.bandwidth_gbps * 1e9 * profile.bandwidth_efficiency) +
+                 static_cast<double>(st.layer_count) * profile.layer_overhead_us * 1e-6;
+  out.comm_s = tensor_parallel_s(f, c, st, t, b * n);
+  return out;
+}
+
 PrefillTime prefill_time(const Fleet& f, const CostModel& c, const Replica& r) {
   PrefillTime out;
-  const auto& a = c.arch;
   const double b = static_cast<double>(c.batch);
   const double n = static_cast<double>(c.context);
   double total = 0, compute = 0, mem = 0, comm = 0;
   for (const auto& st : r.stages) {
-    const std::uint32_t t = st.group ? r.tp : 1;
-    const StageSpeed sp = speed_of(f, st);
-    if (!sp.peak_tflops || !sp.bandwidth_gbps) return out;
-    double params = c.active_param_prefix[st.first_layer + st.layer_count] - c.active_param_prefix[st.first_layer];
-    // Causal attention: QK^T and AV over the (query, key) pairs, 2 FLOPs each;
-    // sliding-window and chunked layers have fewer pairs.
-    double flops = 2.0 * b * n * params +
-                   4.0 * b * c.attention_pairs(st.first_layer, st.layer_count) * static_cast<double>(a.q_width());
-    if (st.head) flops += 2.0 * b * c.head_params;  // logits of the last token only
-    flops /= t;
-    const RuntimeProfile& profile = st.group ? *c.profile : c.host();
-    const double compute_s = flops / (*sp.peak_tflops * 1e12 * profile.compute_efficiency);
-    const double weights = static_cast<double>(c.layer_weights(st.first_layer, st.layer_count)) / t;
-    const double mem_s = weights / (*sp.bandwidth_gbps * 1e9 * profile.bandwidth_efficiency) +
-                         static_cast<double>(st.layer_count) * profile.layer_overhead_us * 1e-6;
-    const double comm_s = tensor_parallel_s(f, c, st, t, b * n);
-    total += std::max(compute_s, mem_s) + comm_s;
-    if (compute_s >= mem_s) compute += compute_s;
-    else mem += mem_s;
-    comm += comm_s;
+    const auto load = prefill_stage(f, c, r, st);
+    if (!load) return out;
+    total += load->seconds();
+    if (load->compute_s >= load->memory_s) compute += load->compute_s;
+    else mem += load->memory_s;
+    comm += load->comm_s;
   }
   const double hops = pipeline_hops_s(f, c, r, b * n);
   total += hops;

@@ -129,6 +129,7 @@ std::string_view to_string(RejectionKind kind) noexcept {
     case RejectionKind::interconnect: return "interconnect";
     case RejectionKind::device_memory: return "device_memory";
     case RejectionKind::planner: return "planner";
+    case RejectionKind::power_budget: return "power_budget";
   }
   return "unknown";
 }
@@ -209,6 +210,23 @@ Result<InstanceRecommendation> recommend_instances(const ModelDescription& model
         plan = std::move(copies->plan);
       }
     }
+    if (plan->fits && plan->power) {
+      std::size_t used = plan->power->devices.size() * plan->strategy.data_parallel;
+      const std::size_t owned = static_cast<std::size_t>(inst.count) * v.instances;
+      const double idle = plan->power->devices.empty() ? 0.0 : plan->power->devices.front().idle_watts;
+      v.accelerator_watts = plan->power->watts + static_cast<double>(owned > used ? owned - used : 0) * idle;
+    }
+    if (plan->fits && options.power_budget_kw && (!v.accelerator_watts || *v.accelerator_watts > *options.power_budget_kw * 1e3)) {
+      v.rejection = RejectionKind::power_budget;
+      v.reason = v.accelerator_watts
+                     ? text::cat("it fits, but its accelerators draw about ", std::round(*v.accelerator_watts / 10) / 100,
+                                 " kW (", plan->power->basis, "), over the ", *options.power_budget_kw, " kW budget")
+                     : std::string("it fits, but its accelerators have no power figure (no TDP in the spec table), so "
+                                   "the power budget cannot be checked");
+      v.plan = std::move(*plan);
+      out.rejected.push_back(std::move(v));
+      continue;
+    }
     if (plan->fits) {
       v.recommended = true;
       if (const auto& rate = plan->throughput.decode_tokens_per_s_total; rate && *rate > 0)
@@ -285,6 +303,9 @@ std::string to_json(const InstanceRecommendation& r, bool pretty) {
     w.key("usd_per_million_tokens");
     if (v.usd_per_million_tokens) w.value(*v.usd_per_million_tokens);
     else w.null();
+    w.key("accelerator_watts");
+    if (v.accelerator_watts) w.value(*v.accelerator_watts);
+    else w.null();
     w.key("plan");
     if (v.plan) {
       const Plan& p = *v.plan;
@@ -312,6 +333,9 @@ std::string to_json(const InstanceRecommendation& r, bool pretty) {
       if (p.throughput.decode_tokens_per_s_total) w.value(*p.throughput.decode_tokens_per_s_total);
       else w.null();
       w.field("bottleneck", p.throughput.decode_bottleneck);
+      w.key("energy_per_output_token_j");
+      if (p.power) w.value(p.power->energy_per_output_token_j);
+      else w.null();
       w.end_object();
     } else {
       w.null();

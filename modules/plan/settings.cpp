@@ -46,11 +46,13 @@ constexpr std::array inference_keys = {
                  "Fraction of each device's memory kept free (vLLM: 1 - gpu_memory_utilization)",
                  &store_fraction<&InferenceSettings::reserve_fraction>},
     InferenceKey{"objective", SettingType::choice, "throughput", 0, 0, "",
-                 "throughput (most replicas) or latency (widest tensor parallelism)",
+                 "throughput (most replicas), latency (widest tensor parallelism) or energy (least energy per "
+                 "output token that meets min-tokens-per-s)",
                  [](InferenceSettings& s, const SettingValue& v) -> Result<void> {
                    if (v.text == "throughput") s.objective = PlanObjective::throughput;
                    else if (v.text == "latency") s.objective = PlanObjective::latency;
-                   else return fail(ErrorKind::invalid_input, "not throughput or latency");
+                   else if (v.text == "energy") s.objective = PlanObjective::energy;
+                   else return fail(ErrorKind::invalid_input, "not throughput, latency or energy");
                    return {};
                  }},
     InferenceKey{"formats", SettingType::choice, "", 0, 0, "",
@@ -81,6 +83,13 @@ constexpr std::array inference_keys = {
     InferenceKey{"expert-parallel", SettingType::boolean, "false", 0, 0, "",
                  "MoE models: each tensor-parallel group holds whole experts (vLLM --enable-expert-parallel)",
                  &store_boolean<&InferenceSettings::expert_parallel>},
+    InferenceKey{"power-cap", SettingType::fraction, "", 1, max_power_cap_watts, "",
+                 "Each device's power cap in watts (nvidia-smi -pl); default: the cap the device enforces, else its "
+                 "spec's TDP. Work that would draw more runs at lower clocks",
+                 &store_fraction<&InferenceSettings::power_cap_watts>},
+    InferenceKey{"min-tokens-per-s", SettingType::fraction, "", 0, 1e12, "",
+                 "The energy objective's floor: decode (serving: output) tokens per second of every replica together",
+                 &store_fraction<&InferenceSettings::min_tokens_per_s>},
 };
 
 constexpr std::array planning_keys = {
@@ -138,6 +147,10 @@ constexpr std::array recommend_keys = {
     RecommendKey{"max-instances", SettingType::whole, "1", 1, max_recommend_instances, "",
                  "A model too large for one instance may span up to N of the same type (a multi-node plan)",
                  &store_whole<&RecommendOptions::max_instances>},
+    RecommendKey{"power-budget", SettingType::fraction, "", 0.001, 1e6, "",
+                 "Kilowatts the accelerators of one recommendation may draw (all its instances); over it, an instance "
+                 "is rejected and says what it draws",
+                 &store_fraction<&RecommendOptions::power_budget_kw>},
     RecommendKey{"catalogue", SettingType::text, "", 0, 0, "HWACCEL_INSTANCE_CATALOGUE",
                  "Instance catalogue file replacing the built-in one (format in docs/planning.md)",
                  &store_text<&RecommendOptions::catalogue_file>},

@@ -25,7 +25,7 @@ export namespace hwaccel {
 ///   context          whole number 1..max_plan_context, default 4096
 ///   batch            whole number 1..max_plan_batch, default 1
 ///   reserve          number 0..0.95, default 0.1
-///   objective        choice throughput|latency, default throughput
+///   objective        choice throughput|latency|energy, default throughput
 ///   formats          choice hf|gguf: the levels a suggestion picks from
 ///   offload          boolean, default true: layers may go to host memory
 ///   flash-attention  boolean: llama.cpp's -fa; default off
@@ -33,6 +33,8 @@ export namespace hwaccel {
 ///   input-len        whole number 1..max_plan_context: serving, prompt tokens
 ///   output-len       whole number 1..max_plan_context: serving, generated tokens
 ///   expert-parallel  boolean, default false
+///   power-cap        number 1..max_power_cap_watts: each device's cap in watts
+///   min-tokens-per-s number: the energy objective's floor
 std::span<const SettingKey<InferenceSettings>> inference_setting_keys() noexcept;
 
 /// Reads inference settings (read_settings over inference_setting_keys()).
@@ -92,6 +94,7 @@ inline constexpr std::uint32_t max_recommend_instances = 4096;
 /// The keys of RecommendOptions besides its inference settings:
 ///   provider       text: a comma list of aws, gcp, azure; default all
 ///   max-instances  whole number 1..max_recommend_instances, default 1
+///   power-budget   number (kW): the most one recommendation's accelerators may draw
 ///   catalogue      text, $HWACCEL_INSTANCE_CATALOGUE: an instance catalogue file; default the built-in one
 std::span<const SettingKey<RecommendOptions>> recommend_setting_keys() noexcept;
 

@@ -276,6 +276,8 @@ def plan(
     device_specs: Optional[PathLike] = None,
     flash_attention: Optional[bool] = None,
     runtime_profiles: Optional[PathLike] = None,
+    power_cap: Optional[float] = None,
+    min_tokens_per_s: Optional[float] = None,
 ) -> Plan:
     """How a model runs: quantization, memory, sharding, throughput, launch
     flags (``hwaccel plan``). The model is a catalogue id, a path (config.json,
@@ -296,7 +298,11 @@ def plan(
     the llama.cpp profiles' calibration runs): on, each KV head is read once
     per token. ``runtime_profiles`` (default ``$HWACCEL_RUNTIME_PROFILES``) is
     a runtime-profile file (data/runtime-profiles.json's format) used in place
-    of the built-in profiles."""
+    of the built-in profiles. ``power_cap`` is each device's cap in watts
+    (default: the cap it enforces, else its TDP); the plan's ``power`` gives
+    watts, joules per output token and per request. ``objective="energy"``
+    picks the layout with the least energy per token that reaches
+    ``min_tokens_per_s``."""
     native_registry = _planning_registry(devices, fixture, registry)
     settings: Dict[str, Any] = {
         "devices": devices,
@@ -317,6 +323,8 @@ def plan(
         "device_specs": _path(device_specs, "device_specs"),
         "flash_attention": flash_attention,
         "runtime_profiles": _path(runtime_profiles, "runtime_profiles"),
+        "power_cap": power_cap,
+        "min_tokens_per_s": min_tokens_per_s,
     }
     document = _native.plan(native_registry, _model(model), settings)
     import json
@@ -423,12 +431,14 @@ def recommend(
     max_instances: Optional[int] = None,
     device_specs: Optional[PathLike] = None,
     runtime_profiles: Optional[PathLike] = None,
+    power_budget: Optional[float] = None,
 ) -> Recommendation:
     """The cheapest cloud instances a model fits on (``hwaccel recommend``);
     the catalogue file defaults to ``$HWACCEL_INSTANCE_CATALOGUE``, else the
     built-in one; ``device_specs`` (default ``$HWACCEL_DEVICE_SPECS``) names
     devices a user catalogue may use; ``runtime_profiles`` (default
-    ``$HWACCEL_RUNTIME_PROFILES``) replaces the built-in runtime profiles."""
+    ``$HWACCEL_RUNTIME_PROFILES``) replaces the built-in runtime profiles;
+    ``power_budget`` (kW) rejects instances whose accelerators draw more."""
     settings: Dict[str, Any] = {
         "quant": quant,
         "context": context,
@@ -440,6 +450,7 @@ def recommend(
         "max_instances": max_instances,
         "device_specs": _path(device_specs, "device_specs"),
         "runtime_profiles": _path(runtime_profiles, "runtime_profiles"),
+        "power_budget": power_budget,
     }
     document = _native.recommend(_model(model), settings)
     import json

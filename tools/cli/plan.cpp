@@ -103,6 +103,14 @@ std::string human_plan(const Plan& p, std::size_t max_shards, bool color) {
                        sv->kv_capacity_sequences, sv->replicas, sv->output_tokens_per_s, sv->output_tokens_per_s_low,
                        sv->output_tokens_per_s_high, sv->time_to_first_token_s * 1e3, sv->time_per_output_token_s * 1e3,
                        sv->decode_bottleneck);
+  if (const auto& pw = p.power) {
+    out += fmt::format("{}Power{}         {:.0f} W in all (80% interval {:.0f}-{:.0f}), {:.3g} J per output token "
+                       "({:.3g}-{:.3g}), {:.3g} tokens per joule",
+                       bold, reset, pw->watts, pw->watts_low, pw->watts_high, pw->energy_per_output_token_j,
+                       pw->energy_per_output_token_j_low, pw->energy_per_output_token_j_high, pw->tokens_per_joule);
+    if (pw->energy_per_request_j) out += fmt::format(", {:.3g} J per request", *pw->energy_per_request_j);
+    out += pw->power_capped ? "; clocks held down by the power cap\n" : "\n";
+  }
   if (p.load_time)
     out += fmt::format("{}Load time{}     {:.1f} s to read {} from {} at {:.2f} GB/s ({})\n", bold, reset,
                        p.load_time->seconds, bytes_text(p.load_bytes), p.load_time->storage,
