@@ -124,6 +124,10 @@ void declare_families(Exposition& e) {
   e.family("hwaccel_device_utilization_ratio", "gauge", "Share of time the device's main engine was busy (0-1).");
   e.family("hwaccel_device_engine_utilization_ratio", "gauge", "Share of time an engine was busy (0-1): memory, encoder, decoder.");
   e.family("hwaccel_device_temperature_celsius", "gauge", "Temperature by sensor (gpu, memory, edge, junction, mem).");
+  e.family("hwaccel_device_temperature_slowdown_celsius", "gauge",
+           "Temperature at which the driver slows the clocks, by sensor (nvidia-smi's slowdown temperature, hwmon temp*_crit).");
+  e.family("hwaccel_device_thermal_headroom_celsius", "gauge",
+           "Degrees left before the device slows its clocks for heat: the least over its sensors of slowdown less reading.");
   e.family("hwaccel_device_power_watts", "gauge", "Power draw.");
   e.family("hwaccel_device_power_limit_watts", "gauge", "Enforced power cap.");
   e.family("hwaccel_device_power_utilization_ratio", "gauge",
@@ -193,8 +197,14 @@ std::string metrics_text(const AcceleratorRegistry& registry, const TelemetrySam
     if (t->utilization) e.sample("hwaccel_device_utilization_ratio", labels, *t->utilization);
     for (const auto& [engine, ratio] : t->engine_utilization)
       e.sample("hwaccel_device_engine_utilization_ratio", with(labels, "engine", engine), ratio);
-    for (const auto& reading : t->temperatures)
+    for (const auto& reading : t->temperatures) {
       e.sample("hwaccel_device_temperature_celsius", with(labels, "sensor", reading.sensor), reading.celsius);
+      if (reading.slowdown_celsius)
+        e.sample("hwaccel_device_temperature_slowdown_celsius", with(labels, "sensor", reading.sensor),
+                 *reading.slowdown_celsius);
+    }
+    if (const auto headroom = thermal_headroom_celsius(*t))
+      e.sample("hwaccel_device_thermal_headroom_celsius", labels, *headroom);
     if (t->power_watts) e.sample("hwaccel_device_power_watts", labels, *t->power_watts);
     if (t->power_limit_watts) e.sample("hwaccel_device_power_limit_watts", labels, *t->power_limit_watts);
     if (t->power_utilization) e.sample("hwaccel_device_power_utilization_ratio", labels, *t->power_utilization);

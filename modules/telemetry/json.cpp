@@ -31,9 +31,15 @@ std::string to_json(const TelemetrySample& sample, bool pretty) {
     w.field("memory_free_bytes", d.memory_free_bytes);
     if (!d.temperatures.empty()) {
       w.key("temperatures").begin_array();
-      for (const auto& t : d.temperatures) w.begin_object().field("sensor", t.sensor).field("celsius", t.celsius).end_object();
+      for (const auto& t : d.temperatures) {
+        w.begin_object().field("sensor", t.sensor).field("celsius", t.celsius);
+        if (t.slowdown_celsius) w.field("slowdown_celsius", *t.slowdown_celsius);
+        if (t.shutdown_celsius) w.field("shutdown_celsius", *t.shutdown_celsius);
+        w.end_object();
+      }
       w.end_array();
     }
+    if (const auto headroom = thermal_headroom_celsius(d)) w.field("thermal_headroom_celsius", *headroom);
     w.field("power_watts", d.power_watts).field("power_limit_watts", d.power_limit_watts);
     w.field("power_utilization", d.power_utilization);
     w.field("energy_joules", d.energy_joules);

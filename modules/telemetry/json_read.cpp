@@ -143,7 +143,9 @@ Result<TelemetrySample> telemetry_from_json(std::string_view text) {
     for (const json::Value& r : read.list(d, "temperatures", where, 64)) {
       const auto sensor = read.text(r, "sensor", where);
       const auto celsius = read.number(r, "celsius", where, -273, 1000);
-      if (sensor && celsius) t.temperatures.push_back({*sensor, *celsius});
+      if (sensor && celsius)
+        t.temperatures.push_back({*sensor, *celsius, read.number(r, "slowdown_celsius", where, -273, 1000),
+                                  read.number(r, "shutdown_celsius", where, -273, 1000)});
     }
     t.power_watts = read.number(d, "power_watts", where, 0, 1e6);
     t.power_limit_watts = read.number(d, "power_limit_watts", where, 0, 1e6);

@@ -229,8 +229,8 @@ Result<std::vector<NvidiaTelemetryRow>> parse_nvidia_telemetry(std::string_view 
     for (const auto& [field, target] : {std::pair{"memory.total", &t.memory_total_bytes}, std::pair{"memory.used", &t.memory_used_bytes},
                                         std::pair{"memory.free", &t.memory_free_bytes}})
       if (const auto v = r.number(field, 0, max_mib)) *target = static_cast<std::uint64_t>(*v * mib);
-    if (const auto v = r.number("temperature.gpu", -50, 200)) t.temperatures.push_back({"gpu", *v});
-    if (const auto v = r.number("temperature.memory", -50, 200)) t.temperatures.push_back({"memory", *v});
+    if (const auto v = r.number("temperature.gpu", -50, 200)) t.temperatures.push_back({"gpu", *v, {}, {}});
+    if (const auto v = r.number("temperature.memory", -50, 200)) t.temperatures.push_back({"memory", *v, {}, {}});
     t.power_watts = r.number("power.draw", 0, 100'000);
     t.power_limit_watts = r.number("enforced.power.limit", 0, 100'000);
     for (const auto& [field, clock] : {std::pair{"clocks.current.graphics", "graphics"}, std::pair{"clocks.current.sm", "sm"},
@@ -344,7 +344,7 @@ std::vector<NvidiaTelemetryRow> telemetry_rows(const parsers::NvidiaGpuTable& ta
     t.memory_total_bytes = g.memory_total_bytes;
     t.memory_used_bytes = g.memory_used_bytes;
     t.memory_free_bytes = g.memory_free_bytes;
-    if (g.temperature_c) t.temperatures.push_back({"gpu", *g.temperature_c});
+    if (g.temperature_c) t.temperatures.push_back({"gpu", *g.temperature_c, {}, {}});
     t.power_watts = g.power_draw_watts;
     t.power_limit_watts = g.power_limit_watts;
     t.pcie_generation = g.pcie_generation_current;

@@ -44,6 +44,19 @@ void add_mig_instances(const DeviceProfile& d, const parsers::NvidiaGpuTable& ta
   }
 }
 
+// The report's slowdown and shutdown temperatures on the GPU's own reading.
+void add_thermal_thresholds(const DeviceProfile& d, const parsers::NvidiaGpuTable& table, DeviceTelemetry& t) {
+  const auto gpu = std::find_if(table.gpus.begin(), table.gpus.end(), [&](const parsers::NvidiaGpu& g) {
+    return (d.pci_bus_id && g.bus_id && g.bus_id->to_string() == *d.pci_bus_id) || (d.uuid && g.uuid && *g.uuid == *d.uuid);
+  });
+  if (gpu == table.gpus.end()) return;
+  for (TemperatureReading& r : t.temperatures)
+    if (r.sensor == "gpu") {
+      r.slowdown_celsius = gpu->slowdown_temperature_c;
+      r.shutdown_celsius = gpu->shutdown_temperature_c;
+    }
+}
+
 void sample_nvidia(const AcceleratorRegistry& registry, const System& system, const TelemetryOptions& options,
                    std::vector<std::pair<std::size_t, DeviceTelemetry>>& found, TelemetrySample& sample) {
   const auto devices = registry.devices();
@@ -104,6 +117,21 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
       sample.warnings.push_back(Warning{"cuda", warning_kind_for(table.error().kind), table.error().message});
     }
   }
+  // The thermal thresholds are only in the reports, and stay while the
+  // driver runs: the -q already read, else the slow-tool cache's (without a
+  // cache, -q would run at every sample: no thresholds then).
+  std::optional<parsers::NvidiaGpuTable> kept_report;
+  const parsers::NvidiaGpuTable* thresholds = mig ? &*mig : nullptr;
+  if (!thresholds && options.slow_tools) {
+    auto table = telemetry_detail::run_mig_query(system, options);
+    if (table) {
+      kept_report = std::move(*table);
+      thresholds = &*kept_report;
+    } else if (table.error().kind != ErrorKind::not_captured) {
+      sample.warnings.push_back(Warning{"cuda", WarningKind::degraded,
+                                        text::cat("thermal thresholds unknown: ", table.error().message)});
+    }
+  }
   if (options.processes) {
     // The compute-apps query is fresh at every sample; the `-q` read for MIG
     // instances may be the slow-tool cache's, so it only names the instance
@@ -151,9 +179,21 @@ void sample_nvidia(const AcceleratorRegistry& registry, const System& system, co
     });
     if (block != nvlink.end()) t.link_errors = block->counts;
     if (mig && !d.partitions.empty()) add_mig_instances(d, *mig, t);
+    if (thresholds) add_thermal_thresholds(d, *thresholds, t);
     found.emplace_back(i, std::move(t));
   }
 }
+
+}  // namespace
+
+std::optional<double> thermal_headroom_celsius(const DeviceTelemetry& t) noexcept {
+  std::optional<double> least;
+  for (const TemperatureReading& r : t.temperatures)
+    if (r.slowdown_celsius) least = std::min(least.value_or(*r.slowdown_celsius - r.celsius), *r.slowdown_celsius - r.celsius);
+  return least;
+}
+
+namespace {
 
 std::vector<std::size_t> positions_of(const AcceleratorRegistry& registry, Backend backend) {
   std::vector<std::size_t> positions;

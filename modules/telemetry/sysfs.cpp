@@ -85,8 +85,12 @@ void read_hwmon(const FileReader& hwmon, DeviceTelemetry& t) {
     const auto millidegrees = hwmon.signed_integer(text::cat("temp", i, "_input"), -50'000, 200'000);
     if (!millidegrees) continue;
     auto label = hwmon.text(text::cat("temp", i, "_label"));
+    const auto degrees = [&](std::string_view suffix) -> std::optional<double> {
+      const auto v = hwmon.signed_integer(text::cat("temp", i, suffix), -50'000, 250'000);
+      return v ? std::optional<double>(static_cast<double>(*v) / 1000.0) : std::nullopt;
+    };
     t.temperatures.push_back({label && !label->empty() ? *label : text::cat("temp", i),
-                              static_cast<double>(*millidegrees) / 1000.0});
+                              static_cast<double>(*millidegrees) / 1000.0, degrees("_crit"), degrees("_emergency")});
   }
   // Microwatts: power1_average on most amdgpu boards, power1_input on newer ones.
   constexpr std::uint64_t max_microwatts = 100'000ull * 1'000'000ull;

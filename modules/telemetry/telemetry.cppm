@@ -27,6 +27,11 @@ export namespace hwaccel {
 struct TemperatureReading {
   std::string sensor;  ///< "gpu", "memory", "edge", "junction", "mem" (the driver's label)
   double celsius = 0;
+  /// Where the driver slows the clocks for this sensor (nvidia-smi's slowdown
+  /// temperature, hwmon `temp*_crit`), and where it shuts the device down
+  /// (nvidia-smi's shutdown temperature, hwmon `temp*_emergency`).
+  std::optional<double> slowdown_celsius;
+  std::optional<double> shutdown_celsius;
   friend bool operator==(const TemperatureReading&, const TemperatureReading&) = default;
 };
 
@@ -215,6 +220,49 @@ struct TelemetryOptions {
   /// fdinfo under /proc), with their users and command lines. Off by
   /// default: walking /proc costs more than the rest of a sample on a busy host.
   bool processes = false;
+};
+
+/// Degrees left before the device slows its clocks for heat: the least, over
+/// its sensors with a slowdown threshold, of threshold less reading; empty
+/// when no sensor has one.
+std::optional<double> thermal_headroom_celsius(const DeviceTelemetry& t) noexcept;
+
+/// A device warming towards its slowdown temperature, as ThermalTrend sees it.
+struct ThermalWarning {
+  std::string device_id;
+  std::string sensor;              ///< the reading with the least headroom
+  double celsius = 0;              ///< its latest value
+  double slowdown_celsius = 0;
+  double degrees_per_minute = 0;   ///< the trend over the window
+  std::chrono::seconds eta{0};     ///< predicted time until the threshold (0: reached)
+  friend bool operator==(const ThermalWarning&, const ThermalWarning&) = default;
+};
+
+/// Follows each device's thermal headroom over recent samples and warns when
+/// its trend (a least-squares line over the window) reaches the slowdown
+/// threshold within the horizon, before the driver throttles. A device warns
+/// once per approach: again only after its prediction has left the horizon.
+class ThermalTrend {
+ public:
+  explicit ThermalTrend(std::chrono::seconds horizon = std::chrono::minutes(5),
+                        std::chrono::seconds window = std::chrono::minutes(2))
+      : horizon_(horizon), window_(window) {}
+  /// Adds a sample (its taken_at orders them; an older one than the last is
+  /// ignored) and returns the devices that now warn.
+  std::vector<ThermalWarning> add(const TelemetrySample& sample);
+
+ private:
+  struct Point {
+    std::chrono::system_clock::time_point at;
+    double headroom = 0;
+  };
+  struct Track {
+    std::vector<Point> points;
+    bool warned = false;
+  };
+  std::chrono::seconds horizon_;
+  std::chrono::seconds window_;
+  std::map<std::string, Track> tracks_;
 };
 
 /// The backends whose devices have telemetry, in the order it is read: those

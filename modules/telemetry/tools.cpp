@@ -112,7 +112,7 @@ DeviceTelemetry gaudi_telemetry(const parsers::HlSmiDevice& row, std::string_vie
   t.memory_free_bytes = row.memory_free_bytes;
   if (!t.memory_free_bytes && t.memory_total_bytes && t.memory_used_bytes && *t.memory_used_bytes <= *t.memory_total_bytes)
     t.memory_free_bytes = *t.memory_total_bytes - *t.memory_used_bytes;
-  if (row.temperature_c) t.temperatures.push_back({"aip", *row.temperature_c});
+  if (row.temperature_c) t.temperatures.push_back({"aip", *row.temperature_c, {}, {}});
   t.power_watts = row.power_watts;
   t.power_limit_watts = row.power_limit_watts;
   for (const auto& [type, scope, count] :
@@ -166,7 +166,7 @@ DeviceTelemetry rocm_smi_telemetry(const parsers::RocmSmiGpu& gpu, std::vector<s
   for (const auto& [key, sensor] : {std::pair{"Temperature (Sensor edge) (C)", "edge"},
                                     std::pair{"Temperature (Sensor junction) (C)", "junction"},
                                     std::pair{"Temperature (Sensor memory) (C)", "mem"}})
-    if (const auto c = rocm_quantity(gpu, key, -50, 200, "", problems)) t.temperatures.push_back({sensor, *c});
+    if (const auto c = rocm_quantity(gpu, key, -50, 200, "", problems)) t.temperatures.push_back({sensor, *c, {}, {}});
   // MI300 and later report the socket's power ("Current Socket Graphics Package Power").
   for (const std::string_view key : {"Average Graphics Package Power (W)", "Current Socket Graphics Package Power (W)"})
     if (!t.power_watts) t.power_watts = rocm_quantity(gpu, key, 0, 100'000, "", problems);
@@ -373,7 +373,7 @@ ToolSourceRun read_xpu_smi(const AcceleratorRegistry& registry, const std::vecto
     if (const auto total = number("Memory Physical Size", "MiB", 0, max_mib)) t.memory_total_bytes = static_cast<std::uint64_t>(*total) << 20;
     if (t.memory_total_bytes && t.memory_used_bytes && *t.memory_used_bytes <= *t.memory_total_bytes)
       t.memory_free_bytes = *t.memory_total_bytes - *t.memory_used_bytes;
-    if (const auto c = number("GPU Temperature", "C", -50, 200)) t.temperatures.push_back({"gpu", *c});
+    if (const auto c = number("GPU Temperature", "C", -50, 200)) t.temperatures.push_back({"gpu", *c, {}, {}});
     t.power_watts = number("GPU Power", "W", 0, 100'000);
     t.power_limit_watts = number("GPU Power Cap", "W", 0, 100'000);
     run.found.emplace_back(i, std::move(t));

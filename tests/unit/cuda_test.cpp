@@ -1301,4 +1301,26 @@ TEST(CudaDetection, WindowsTopologyFailureIsAWarning) {
             "-h' for help.");
 }
 
+// Thermal thresholds, both ways drivers print them: R580 as offsets from
+// T.Limit (the H200 capture: 42 C now, 45 C margin, slowdown at -2 C of it),
+// R510 as absolute temperatures (netdata's A100 -q -x: slowdown 89 C).
+TEST(NvidiaSmi, ReadsThermalThresholdsFromTheReports) {
+  const auto text = hwaccel::testing::read_file(hwaccel::testing::fixtures_root() / "captures/nvidia-h200-firecracker-driver-580/nvsmi_q.txt");
+  const auto report = parsers::parse_query_text(text);
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_EQ(report->gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(*report->gpus[0].slowdown_temperature_c, 42.0 + 45.0 + 2.0);
+  EXPECT_DOUBLE_EQ(*report->gpus[0].shutdown_temperature_c, 42.0 + 45.0 + 8.0);
+  const auto xml_text = hwaccel::testing::read_file(hwaccel::testing::fixtures_root() / "captures/nvidia-h200-firecracker-driver-580/q_x_idle.xml");
+  const auto xml = parsers::parse_query_xml(xml_text);
+  ASSERT_TRUE(xml) << xml.error().message;
+  EXPECT_DOUBLE_EQ(*xml->gpus[0].slowdown_temperature_c, 89.0);
+  const auto shared = hwaccel::testing::shared_fixtures_root() / "nvidia/netdata-a100-sxm4-40gb-mig-510/nvidia-smi-q-x.xml";
+  if (!std::filesystem::exists(shared)) GTEST_SKIP() << "shared capture not available";
+  const auto old = parsers::parse_query_xml(hwaccel::testing::read_file(shared));
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_DOUBLE_EQ(*old->gpus[0].slowdown_temperature_c, 89.0);
+  EXPECT_DOUBLE_EQ(*old->gpus[0].shutdown_temperature_c, 92.0);
+}
+
 }  // namespace

@@ -55,8 +55,8 @@ TEST(NvidiaTelemetry, ReadsTheRealCaptureUnderLoad) {
   EXPECT_EQ(*t.memory_total_bytes, 143771ull << 20);
   EXPECT_EQ(*t.memory_used_bytes, 1139ull << 20);
   ASSERT_EQ(t.temperatures.size(), 2u);
-  EXPECT_EQ(t.temperatures[0], (TemperatureReading{"gpu", 60}));
-  EXPECT_EQ(t.temperatures[1], (TemperatureReading{"memory", 48}));
+  EXPECT_EQ(t.temperatures[0], (TemperatureReading{"gpu", 60, {}, {}}));
+  EXPECT_EQ(t.temperatures[1], (TemperatureReading{"memory", 48, {}, {}}));
   EXPECT_DOUBLE_EQ(*t.power_watts, 690.26);
   EXPECT_DOUBLE_EQ(*t.power_limit_watts, 700.0);
   EXPECT_DOUBLE_EQ(t.clocks_mhz.at("sm"), 1455);
@@ -294,7 +294,11 @@ TEST(Telemetry, ReadsIntelXeHwmon) {
   EXPECT_EQ(t.source, "xe/i915 hwmon");
   EXPECT_DOUBLE_EQ(*t.energy_joules, 11031.745544);  // energy1_input, microjoules
   EXPECT_DOUBLE_EQ(*t.power_limit_watts, 190.0);      // power1_cap, microwatts
-  EXPECT_NE(std::find(t.temperatures.begin(), t.temperatures.end(), TemperatureReading{"pkg", 54}), t.temperatures.end());
+  // temp2_crit and temp2_emergency: where xe throttles and shuts down.
+  EXPECT_NE(std::find(t.temperatures.begin(), t.temperatures.end(), TemperatureReading{"pkg", 54, 100, 125}),
+            t.temperatures.end());
+  ASSERT_TRUE(thermal_headroom_celsius(t).has_value());
+  EXPECT_LE(*thermal_headroom_celsius(t), 46.0);
   EXPECT_DOUBLE_EQ(*t.fan_speed_ratio, 1116.0 / 2160.0);
   EXPECT_DOUBLE_EQ(t.clocks_mhz.at("graphics"), 0);  // idle: tile0/gt0/freq0/act_freq
   EXPECT_FALSE(t.power_watts);  // xe has no instantaneous power file: rate() of the energy counter
@@ -341,3 +345,83 @@ TEST(Collector, ConcurrentScrapesShareOneSample) {
 }
 
 }  // namespace
+
+namespace thermal_trend_test {
+
+// A warming H200: the real capture's telemetry row with its temperature
+// raised 2 C every 30 s, and the real -q report's thresholds (slowdown at
+// 89 C: 42 C + 45 C T.Limit margin + 2 C), sampled as a collector would.
+TEST(ThermalTrend, AWarmingGpuWarnsBeforeItThrottles) {
+  const auto root = hwaccel::testing::fixtures_root();
+  const std::string row_file = hwaccel::testing::read_file(
+      root / "machines" / "h200-sxm-telemetry-load-driver-580" / "commands" / "05-nvidia-smi.stdout");
+  const std::string report =
+      hwaccel::testing::read_file(root / "captures" / "nvidia-h200-firecracker-driver-580" / "nvsmi_q.txt");
+  const auto header_end = row_file.find('\n');
+  const std::string header = row_file.substr(0, header_end + 1);
+  std::vector<std::string> fields;
+  for (std::string_view rest = std::string_view(row_file).substr(header_end + 1); !rest.empty();) {
+    const auto comma = rest.find(", ");
+    fields.emplace_back(rest.substr(0, comma == std::string_view::npos ? rest.find('\n') : comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+  }
+  ASSERT_GT(fields.size(), 10u);
+  ASSERT_EQ(fields[9], "60");  // temperature.gpu
+  const auto registry = one_gpu(Backend::cuda, "0000:00:06.0", "cuda:0");
+  TelemetryOptions options;
+  options.slow_tools = std::make_shared<SlowToolCache>(std::chrono::hours(1));
+  ThermalTrend trend;
+  const auto start = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  std::optional<ThermalWarning> first;
+  int warnings = 0;
+  double warned_at = 0;
+  for (int step = 0; step < 20; ++step) {
+    const double celsius = 50 + 2 * step;
+    fields[9] = std::to_string(static_cast<int>(celsius));
+    std::string row;
+    for (std::size_t i = 0; i < fields.size(); ++i) row += (i ? ", " : "") + fields[i];
+    FixtureBuilder f;
+    f.command(nvidia_telemetry_argv(), header + row + "\n");
+    f.command({"nvidia-smi", "-q"}, report);
+    const auto system = FixtureSystem::open(f.write());
+    ASSERT_TRUE(system) << system.error().message;
+    options.clock = [&] { return start + std::chrono::seconds(30 * step); };
+    options.slow_tools = std::make_shared<SlowToolCache>(std::chrono::hours(1));
+    const auto sample = sample_telemetry(registry, **system, options);
+    ASSERT_EQ(sample.devices.size(), 1u);
+    ASSERT_TRUE(thermal_headroom_celsius(sample.devices[0]).has_value());
+    EXPECT_DOUBLE_EQ(*thermal_headroom_celsius(sample.devices[0]), 89 - celsius);
+    for (const auto& w : trend.add(sample)) {
+      ++warnings;
+      if (!first) {
+        first = w;
+        warned_at = celsius;
+      }
+    }
+  }
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(warnings, 1);  // once per approach
+  EXPECT_EQ(first->device_id, "cuda:0");
+  EXPECT_DOUBLE_EQ(first->slowdown_celsius, 89);
+  EXPECT_NEAR(first->degrees_per_minute, 4.0, 1e-6);
+  // Within five minutes of the threshold at 4 C a minute: at 70 C, 19 C left.
+  EXPECT_DOUBLE_EQ(warned_at, 70);
+  EXPECT_NEAR(static_cast<double>(first->eta.count()), 19.0 / 4.0 * 60, 1.0);
+  EXPECT_LT(warned_at, 89);
+}
+
+TEST(ThermalTrend, AFlatOrCoolingDeviceNeverWarns) {
+  ThermalTrend trend(std::chrono::minutes(5));
+  const auto start = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  for (int step = 0; step < 10; ++step) {
+    TelemetrySample s;
+    s.taken_at = start + std::chrono::seconds(10 * step);
+    DeviceTelemetry t;
+    t.device_id = "rocm:0";
+    t.temperatures.push_back({"junction", 80.0 - step * 0.5, 95.0, 105.0});
+    s.devices.push_back(t);
+    EXPECT_TRUE(trend.add(s).empty());
+  }
+}
+
+}  // namespace thermal_trend_test

@@ -13,6 +13,7 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -44,7 +45,33 @@ struct WatchArgs {
   bool no_kernel_log = false;
   std::uint64_t count = 0;
   double duration_s = 0;
+  double telemetry_interval_s = 10;
+  double thermal_horizon_s = 300;
 };
+
+// A ThermalTrend warning as a health event on the device it concerns.
+WatchEvent thermal_event(const ThermalWarning& w, const AcceleratorRegistry& registry) {
+  WatchEvent e;
+  e.kind = WatchEventKind::health;
+  e.id = w.device_id;
+  e.at = std::chrono::system_clock::now();
+  HealthReport h;
+  h.source = "thermal_trend";
+  h.severity = HealthSeverity::warning;
+  h.summary = fmt::format("{} sensor at {:.0f} C rises {:.1f} C a minute: its slowdown temperature ({:.0f} C) in "
+                          "about {} s",
+                          w.sensor, w.celsius, w.degrees_per_minute, w.slowdown_celsius, w.eta.count());
+  h.message = h.summary;
+  for (const auto& d : registry.devices())
+    if (d.id == w.device_id) {
+      e.identity = device_identity(d);
+      e.name = d.name;
+      e.backend = d.backend;
+      h.pci_bus_id = d.pci_bus_id;
+    }
+  e.health = std::move(h);
+  return e;
+}
 
 std::string redetected_names(const std::bitset<backend_count>& backends) {
   std::string out;
@@ -145,6 +172,38 @@ int run_watch(const WatchArgs& args) {
                             sources.empty() ? "nothing" : sources));
   for (const auto& u : started.unavailable) note("watch", "not available: " + u);
 
+  // Telemetry at its own interval: a device whose temperature trend reaches
+  // its slowdown threshold within the horizon raises a health event.
+  std::mutex thermal_mutex;
+  std::condition_variable thermal_wake;
+  bool stopping = false;
+  std::thread thermal;
+  if (args.telemetry_interval_s > 0 && args.thermal_horizon_s > 0) {
+    thermal = std::thread([&] {
+      TelemetryOptions topts;
+      topts.slow_tools = std::make_shared<SlowToolCache>(std::chrono::minutes(10));
+      ThermalTrend trend{std::chrono::seconds(static_cast<std::int64_t>(args.thermal_horizon_s))};
+      const auto interval = std::chrono::milliseconds(static_cast<std::int64_t>(args.telemetry_interval_s * 1000));
+      std::unique_lock lock(thermal_mutex);
+      while (!stopping) {
+        lock.unlock();
+        const auto registry = (*watcher)->registry();
+        const auto sample = sample_telemetry(*registry, *system, topts);
+        for (const auto& w : trend.add(sample)) {
+          std::lock_guard out_lock(output);
+          if (args.count > 0 && printed >= args.count) break;
+          const WatchEvent e = thermal_event(w, *registry);
+          if (table) std::cout << fmt::format("{}  {}\n", local_time(e.at), to_text(e));
+          else std::cout << to_json(e) << "\n";
+          std::cout.flush();
+          if (args.count > 0 && ++printed >= args.count) done();
+        }
+        lock.lock();
+        thermal_wake.wait_for(lock, interval, [&] { return stopping; });
+      }
+    });
+  }
+
   // A replayed timeline ends by itself; say so to the wait below.
   std::thread finished([&] {
     (*watcher)->wait_finished(std::chrono::steady_clock::time_point::max());
@@ -156,6 +215,12 @@ int run_watch(const WatchArgs& args) {
   do {
     ready = ::poll(fds, 2, timeout);
   } while (ready < 0 && errno == EINTR);
+  {
+    std::lock_guard lock(thermal_mutex);
+    stopping = true;
+  }
+  thermal_wake.notify_all();
+  if (thermal.joinable()) thermal.join();
   (*watcher)->stop();
   finished.join();
   const WatchStatus end = (*watcher)->status();
@@ -203,6 +268,13 @@ Command add_watch_command(CLI::App& app) {
       ->check(CLI::Range(0, 60'000));
   cmd->add_flag("--no-uevents", args->no_uevents, "Do not listen to kernel uevents");
   cmd->add_flag("--no-kernel-log", args->no_kernel_log, "Do not read /dev/kmsg for health events");
+  cmd->add_option("--telemetry-interval", args->telemetry_interval_s,
+                  "Seconds between telemetry samples for the thermal trend; 0 for none (default 10)")
+      ->check(CLI::Range(0.0, 86400.0));
+  cmd->add_option("--thermal-horizon", args->thermal_horizon_s,
+                  "Raise a health event when a device's temperature trend reaches its slowdown threshold within this "
+                  "many seconds (default 300)")
+      ->check(CLI::Range(0.0, 86400.0));
   cmd->add_option("--count", args->count, "Exit after this many events");
   cmd->add_option("--duration", args->duration_s, "Exit after this many seconds")->check(CLI::Range(0.0, 1e9));
   return {cmd, [args] { return run_watch(*args); }};

@@ -106,6 +106,12 @@ struct NvidiaGpu {
   std::optional<double> power_draw_watts;
   std::optional<double> power_limit_watts;
   std::optional<double> temperature_c;
+  /// Where the driver starts slowing the clocks, and where it shuts the GPU
+  /// down, in degrees (`-q`, `-q -x`): "GPU Slowdown Temp", or on drivers
+  /// that print offsets from T.Limit, the current temperature plus the
+  /// T.Limit margin less the slowdown (shutdown) T.Limit offset.
+  std::optional<double> slowdown_temperature_c;
+  std::optional<double> shutdown_temperature_c;
   std::optional<double> utilization_percent;
   std::optional<double> max_memory_clock_mhz;
   std::optional<std::uint32_t> pcie_generation_current;
@@ -116,6 +122,21 @@ struct NvidiaGpu {
   std::vector<NvidiaProcess> processes;      ///< `-q` and `-q -x` only
 
   friend bool operator==(const NvidiaGpu&, const NvidiaGpu&) = default;
+};
+
+/// A report's temperature margins, as drivers since about R525 print them:
+/// the margin to the maximum operating temperature ("GPU T.Limit Temp") and
+/// each threshold as an offset from it ("GPU Slowdown T.Limit Temp": -2).
+struct NvidiaTlimit {
+  std::optional<double> margin;
+  std::optional<double> slowdown_offset;
+  std::optional<double> shutdown_offset;
+  /// Fills the GPU's absolute thresholds it lacks from the margins and its current temperature.
+  void apply(NvidiaGpu& gpu) const {
+    if (!margin || !gpu.temperature_c) return;
+    if (!gpu.slowdown_temperature_c && slowdown_offset) gpu.slowdown_temperature_c = *gpu.temperature_c + *margin - *slowdown_offset;
+    if (!gpu.shutdown_temperature_c && shutdown_offset) gpu.shutdown_temperature_c = *gpu.temperature_c + *margin - *shutdown_offset;
+  }
 };
 
 /// GPUs parsed from one nvidia-smi output and what was wrong with it.

@@ -288,12 +288,15 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text) {
   NvidiaMigDevice* mig = nullptr;
   std::optional<ValueReader> read;
   std::optional<double> power_limit_fallback;
+  NvidiaTlimit tlimit;
   std::size_t line_no = 0;
   std::string_view rest = text;
 
   auto finish_gpu = [&] {
     if (gpu && !gpu->power_limit_watts) gpu->power_limit_watts = power_limit_fallback;
     power_limit_fallback.reset();
+    if (gpu) tlimit.apply(*gpu);
+    tlimit = {};
   };
 
   while (!rest.empty()) {
@@ -410,6 +413,15 @@ Result<NvidiaGpuTable> parse_query_text(std::string_view text) {
     else if (path == "fb memory usage/free") g.memory_free_bytes = read->memory("FB Memory Free", value, "MiB");
     else if (path == "utilization/gpu") g.utilization_percent = read->number("Utilization GPU", value, 0, 100, "%");
     else if (path == "temperature/gpu current temp") g.temperature_c = read->number("GPU Current Temp", value, -100, 250, "C");
+    else if (path == "temperature/gpu slowdown temp")
+      g.slowdown_temperature_c = read->number("GPU Slowdown Temp", value, -100, 250, "C");
+    else if (path == "temperature/gpu shutdown temp")
+      g.shutdown_temperature_c = read->number("GPU Shutdown Temp", value, -100, 250, "C");
+    else if (path == "temperature/gpu t.limit temp") tlimit.margin = read->number("GPU T.Limit Temp", value, -250, 250, "C");
+    else if (path == "temperature/gpu slowdown t.limit temp")
+      tlimit.slowdown_offset = read->number("GPU Slowdown T.Limit Temp", value, -250, 250, "C");
+    else if (path == "temperature/gpu shutdown t.limit temp")
+      tlimit.shutdown_offset = read->number("GPU Shutdown T.Limit Temp", value, -250, 250, "C");
     else if (path == "max clocks/memory") g.max_memory_clock_mhz = read->number("Max Clocks Memory", value, 0, 100000, "MHz");
     // Drivers since ~R530 say "GPU Power Readings" (and add "Module Power
     // Readings", which is the whole module); older ones "Power Readings".

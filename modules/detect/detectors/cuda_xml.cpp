@@ -73,6 +73,16 @@ NvidiaGpu gpu_of(const pugi::xml_node& node, std::uint32_t index, const std::opt
   if (!g.power_limit_watts)
     g.power_limit_watts = read.number("enforced_power_limit", leaf(power, "enforced_power_limit"), 0, 10000, "W");
   g.temperature_c = read.number("gpu_temp", leaf(node, "temperature/gpu_temp"), -100, 250, "C");
+  g.slowdown_temperature_c =
+      read.number("gpu_temp_slow_threshold", leaf(node, "temperature/gpu_temp_slow_threshold"), -100, 250, "C");
+  g.shutdown_temperature_c =
+      read.number("gpu_temp_max_threshold", leaf(node, "temperature/gpu_temp_max_threshold"), -100, 250, "C");
+  NvidiaTlimit{read.number("gpu_temp_tlimit", leaf(node, "temperature/gpu_temp_tlimit"), -250, 250, "C"),
+               read.number("gpu_temp_slow_tlimit_threshold", leaf(node, "temperature/gpu_temp_slow_tlimit_threshold"),
+                           -250, 250, "C"),
+               read.number("gpu_temp_max_tlimit_threshold", leaf(node, "temperature/gpu_temp_max_tlimit_threshold"),
+                           -250, 250, "C")}
+      .apply(g);
   g.utilization_percent = read.number("gpu_util", leaf(node, "utilization/gpu_util"), 0, 100, "%");
   g.max_memory_clock_mhz = read.number("max_clocks/mem_clock", leaf(node, "max_clocks/mem_clock"), 0, 100000, "MHz");
   const pugi::xml_node link = pci.child("pci_gpu_link_info");
