@@ -60,11 +60,14 @@ std::vector<EnergyRow> energy_rows() {
     bool validation, system;
   };
   std::vector<Source> sources;
-  for (auto s : doc["sources"].get_array().value())
+  // Named: value() of a temporary result would dangle in a range-for.
+  const simdjson::dom::array source_list = doc["sources"].get_array().value();
+  const simdjson::dom::array row_list = doc["rows"].get_array().value();
+  for (auto s : source_list)
     sources.push_back({std::string(s["id"].get_string().value()),
                        std::string_view(s["role"].get_string().value()) == "validation",
                        std::string_view(s["scope"].get_string().value()) == "system"});
-  for (auto r : doc["rows"].get_array().value()) {
+  for (auto r : row_list) {
     EnergyRow row;
     row.source = std::string(r["source"].get_string().value());
     const auto src = std::find_if(sources.begin(), sources.end(), [&](const Source& s) { return s.id == row.source; });
