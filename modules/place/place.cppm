@@ -117,6 +117,9 @@ struct ReplicaPlacement {
   std::uint32_t tensor_parallel = 1;
   std::uint32_t pipeline_parallel = 1;
   std::uint64_t bytes_per_device = 0;  ///< the most any of its devices holds
+  /// What its devices draw decoding its batch (Plan::power); empty when a
+  /// device has no power figure.
+  std::optional<double> watts;
   friend bool operator==(const ReplicaPlacement&, const ReplicaPlacement&) = default;
 };
 
@@ -136,6 +139,12 @@ struct PlacementOptions {
   /// Above these sizes the search is first-fit decreasing, not exact.
   std::size_t exact_max_replicas = 12;
   std::size_t exact_max_nodes = 12;
+  /// Kilowatts the placed replicas may draw: on the whole fleet, and on each
+  /// node (a replica over several nodes counts an equal share on each).
+  /// Replicas past a budget are taken back, the last placed first, and
+  /// listed as unplaced with what they would have drawn.
+  std::optional<double> power_budget_kw;
+  std::optional<double> node_power_budget_kw;
 };
 
 // --- settings by name ------------------------------------------------------------
@@ -158,6 +167,7 @@ std::span<const SettingKey<CapacityOptions>> capacity_setting_keys() noexcept;
 /// The keys of PlacementOptions:
 ///   busy, fabric  as CapacityOptions'
 ///   exact-max     whole number 0..max_exact_placement, default 12: exact_max_replicas and exact_max_nodes
+///   power-budget, node-power-budget  number (kW): power_budget_kw, node_power_budget_kw
 std::span<const SettingKey<PlacementOptions>> placement_setting_keys() noexcept;
 [[nodiscard]] Result<PlacementOptions> read_placement_options(std::span<const Setting> values);
 

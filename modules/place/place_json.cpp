@@ -137,6 +137,9 @@ std::string to_json(const PlacementResult& r, bool pretty) {
     w.field("tp", p.tensor_parallel);
     w.field("pp", p.pipeline_parallel);
     w.field("bytes_per_device", p.bytes_per_device);
+    w.key("watts");
+    if (p.watts) w.value(*p.watts);
+    else w.null();
     w.end_object();
   }
   w.end_array();

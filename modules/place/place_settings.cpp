@@ -65,6 +65,12 @@ constexpr std::array placement_keys = {
                    o.exact_max_replicas = o.exact_max_nodes = static_cast<std::size_t>(v.whole);
                    return {};
                  }},
+    PlacementKey{"power-budget", SettingType::fraction, "", 0.001, 1e9, "",
+                 "Kilowatts the placed replicas may draw on the whole fleet; replicas past it stay unplaced",
+                 &store_fraction<&PlacementOptions::power_budget_kw>},
+    PlacementKey{"node-power-budget", SettingType::fraction, "", 0.001, 1e6, "",
+                 "Kilowatts the placed replicas may draw on each node",
+                 &store_fraction<&PlacementOptions::node_power_budget_kw>},
 };
 
 }  // namespace

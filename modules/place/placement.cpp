@@ -9,6 +9,7 @@ module;
 #include <numeric>
 #include <optional>
 #include <span>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -44,6 +45,7 @@ struct Fit {
   QuantizationLevel level = QuantizationLevel::bf16;
   std::uint32_t tp = 1, pp = 1;
   std::uint64_t bytes_per_device = 0;
+  std::optional<double> watts;  // the replica's devices, decoding (Plan::power)
 };
 
 struct WorkloadFits {
@@ -65,6 +67,7 @@ Fit fit_of(const Plan& plan, packing::Option option) {
   fit.tp = plan.strategy.tensor_parallel;
   fit.pp = plan.strategy.pipeline_parallel;
   fit.bytes_per_device = largest_shard(plan);
+  if (plan.power) fit.watts = plan.power->watts / std::max<std::uint32_t>(plan.strategy.data_parallel, 1);
   return fit;
 }
 
@@ -130,6 +133,57 @@ Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, co
   why = text::cat(kind.nodes, " node(s) of ", kind.label, " cannot hold it at ", info(*s.quantization).display_name,
                   last ? text::cat(" (a replica needs ", gib_text(last->memory.total_bytes), ")") : std::string());
   return std::optional<Fit>();
+}
+
+// Takes back placed replicas, the last placed first, until the fleet and
+// each node draw within their budgets; a replica of unknown draw cannot be
+// kept under a budget.
+void apply_power_budgets(const PlacementOptions& options, PlacementResult& result) {
+  if (!options.power_budget_kw && !options.node_power_budget_kw) return;
+  const auto kw = [](double watts) { return std::round(watts / 10) / 100; };
+  std::map<std::string, double> node_watts;
+  double fleet_watts = 0;
+  const auto add = [&](const ReplicaPlacement& p, double sign) {
+    const double w = p.watts.value_or(0) * sign;
+    fleet_watts += w;
+    for (const auto& n : p.nodes) node_watts[n] += w / static_cast<double>(p.nodes.size());
+  };
+  for (const auto& p : result.placed) add(p, 1);
+  std::size_t taken_back = 0;
+  for (std::size_t i = result.placed.size(); i-- > 0;) {
+    const ReplicaPlacement& p = result.placed[i];
+    std::string reason;
+    if (!p.watts) {
+      reason = "power budget: its devices have no power figure (no TDP in the spec table, no enforced cap), so it "
+               "cannot be kept within the budget";
+    } else if (options.power_budget_kw && fleet_watts > *options.power_budget_kw * 1e3) {
+      reason = text::cat("power budget: the fleet's placed replicas would draw ", kw(fleet_watts), " kW of its ",
+                         *options.power_budget_kw, " kW; this one draws ", kw(*p.watts), " kW");
+    } else if (options.node_power_budget_kw) {
+      for (const auto& n : p.nodes)
+        if (node_watts[n] > *options.node_power_budget_kw * 1e3) {
+          reason = text::cat("power budget: node ", n, "'s placed replicas would draw ", kw(node_watts[n]), " kW of its ",
+                             *options.node_power_budget_kw, " kW; this one draws ", kw(*p.watts), " kW");
+          break;
+        }
+    }
+    if (reason.empty()) continue;
+    add(p, -1);
+    result.unplaced.push_back(UnplacedReplica{p.workload, p.replica, std::move(reason)});
+    result.placed.erase(result.placed.begin() + static_cast<std::ptrdiff_t>(i));
+    ++taken_back;
+  }
+  std::set<std::string> used;
+  for (const auto& p : result.placed) used.insert(p.nodes.begin(), p.nodes.end());
+  result.nodes_used = used.size();
+  if (taken_back > 0) {
+    result.search_complete = false;  // the budget was applied after the search, not inside it
+    result.notes.push_back(text::cat("power budget: ", taken_back,
+                                     " replica(s) taken back after packing, the last placed first; the placed ones draw ",
+                                     kw(fleet_watts), " kW"));
+  } else {
+    result.notes.push_back(text::cat("power budget: the placed replicas draw ", kw(fleet_watts), " kW, within it"));
+  }
 }
 
 }  // namespace
@@ -250,6 +304,7 @@ Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Work
     out.tensor_parallel = fit.tp;
     out.pipeline_parallel = fit.pp;
     out.bytes_per_device = fit.bytes_per_device;
+    out.watts = fit.watts;
     for (const auto n : placement->nodes) {
       const Bin& bin = bins[n];
       out.nodes.push_back(bin.node->host);
@@ -264,6 +319,7 @@ Result<PlacementResult> place_workloads(const Fleet& fleet, std::span<const Work
     }
     result.placed.push_back(std::move(out));
   }
+  apply_power_budgets(options, result);
   if (result.lower_bound > 0)
     result.notes.push_back(text::cat(result.nodes_used, " node(s) used, at least ", result.lower_bound,
                                      " needed: ratio ", std::round(static_cast<double>(result.nodes_used) /

@@ -126,17 +126,23 @@ class Fleet:
         fabric: Optional[str] = None,
         exact_max: Optional[int] = None,
         device_specs: Optional[PathLike] = None,
+        power_budget: Optional[float] = None,
+        node_power_budget: Optional[float] = None,
     ) -> Record:
         """Places model replicas on this fleet's nodes (``hwaccel place``;
         docs/planning.md, "Placement"): ``workloads`` is a workloads document
         or a list of ``{"model", "replicas", "quantization", ...}`` entries;
         ``busy`` names taken nodes or ``host/device`` ids (or an earlier
         result's JSON, or a file of either); ``exact_max`` (default 12) is the
-        largest instance searched exactly. The result has ``placed``, ``unplaced`` (with reasons),
-        ``nodes_used``, ``lower_bound``, ``method`` and ``search_complete``."""
+        largest instance searched exactly; ``power_budget`` and
+        ``node_power_budget`` (kW) cap what the placed replicas draw on the
+        fleet and on each node. The result has ``placed`` (each with its
+        ``watts``), ``unplaced`` (with reasons), ``nodes_used``,
+        ``lower_bound``, ``method`` and ``search_complete``."""
         document = workloads if isinstance(workloads, str) else json.dumps({"workloads": [dict(w) for w in workloads]})
         settings: Dict[str, Any] = {"busy": _busy_text(busy), "fabric": fabric, "exact_max": exact_max,
-                    "device_specs": None if device_specs is None else os.fspath(device_specs)}
+                    "device_specs": None if device_specs is None else os.fspath(device_specs),
+                    "power_budget": power_budget, "node_power_budget": node_power_budget}
         return Record(json.loads(_native.fleet_place(self._json, document, settings)))
 
     def what_is_missing(

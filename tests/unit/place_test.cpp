@@ -96,6 +96,35 @@ TEST(Place, FiveTwoGpuReplicasTakeTwoNodes) {
   check_placement(fleet, w, r);
 }
 
+TEST(Place, PowerBudgetsTakeBackTheLastReplicas) {
+  const Fleet fleet = hypothetical_fleet({{"gpu-a", "8xH100-SXM-80GB"}, {"gpu-b", "8xH100-SXM-80GB"}, {"gpu-c", "8xH100-SXM-80GB"}});
+  const std::vector<Workload> w = {workload("chat", "llama-3.1-70b", 5, QuantizationLevel::bf16)};
+  const PlacementResult open = place_workloads(fleet, w).value();
+  ASSERT_EQ(open.placed.size(), 5u);
+  ASSERT_TRUE(open.placed.front().watts.has_value());
+  const double each = *open.placed.front().watts;
+  EXPECT_GT(each, 2 * 0.104 * 700);  // two GPUs, above idle
+  EXPECT_LE(each, 2 * 700.0);
+  // A fleet budget for three replicas and a little more.
+  PlacementOptions options;
+  options.power_budget_kw = each * 3.5 / 1e3;
+  const PlacementResult fleet_budget = place_workloads(fleet, w, options).value();
+  EXPECT_EQ(fleet_budget.placed.size(), 3u);
+  ASSERT_EQ(fleet_budget.unplaced.size(), 2u);
+  for (const auto& u : fleet_budget.unplaced) EXPECT_TRUE(u.reason.starts_with("power budget: the fleet's")) << u.reason;
+  EXPECT_FALSE(fleet_budget.search_complete);
+  check_placement(fleet, w, fleet_budget);
+  // A node budget for one replica per node.
+  PlacementOptions per_node;
+  per_node.node_power_budget_kw = each * 1.5 / 1e3;
+  const PlacementResult node_budget = place_workloads(fleet, w, per_node).value();
+  std::map<std::string, int> on_node;
+  for (const auto& p : node_budget.placed) ++on_node[p.nodes.front()];
+  for (const auto& [node, count] : on_node) EXPECT_EQ(count, 1) << node;
+  EXPECT_FALSE(node_budget.unplaced.empty());
+  for (const auto& u : node_budget.unplaced) EXPECT_TRUE(u.reason.starts_with("power budget: node ")) << u.reason;
+}
+
 TEST(Place, MixedWorkloadsAndAWholeNodeReplica) {
   // 405B at BF16 needs both H100 nodes (TP 8 x PP 2); the 8B replicas go to the A100 node.
   const Fleet fleet = hypothetical_fleet({{"a", "8xH100-SXM-80GB"}, {"b", "8xH100-SXM-80GB"}, {"c", "8xA100-SXM-80GB"}});
