@@ -157,6 +157,11 @@ void declare_families(Exposition& e) {
   e.family("hwaccel_telemetry_warnings", "gauge", "Problems of the last telemetry sample, by backend.");
   e.family("hwaccel_scrapes_total", "counter", "Scrapes served.");
   e.family("hwaccel_scrape_errors_total", "counter", "Scrapes where a telemetry source failed, by source backend.");
+  e.family("hwaccel_device_thermal_slowdown_eta_seconds", "gauge",
+           "Predicted time until the device's temperature trend reaches its slowdown threshold, while within the "
+           "exporter's horizon (default 5 minutes).");
+  e.family("hwaccel_thermal_warnings_total", "counter",
+           "Thermal-trend warnings raised: a device's trend came within the horizon of its slowdown threshold.");
 }
 
 }  // namespace
@@ -205,6 +210,9 @@ std::string metrics_text(const AcceleratorRegistry& registry, const TelemetrySam
     }
     if (const auto headroom = thermal_headroom_celsius(*t))
       e.sample("hwaccel_device_thermal_headroom_celsius", labels, *headroom);
+    for (const ThermalWarning& w : counters.thermal_approaching)
+      if (w.device_id == t->device_id)
+        e.sample("hwaccel_device_thermal_slowdown_eta_seconds", labels, static_cast<double>(w.eta.count()));
     if (t->power_watts) e.sample("hwaccel_device_power_watts", labels, *t->power_watts);
     if (t->power_limit_watts) e.sample("hwaccel_device_power_limit_watts", labels, *t->power_limit_watts);
     if (t->power_utilization) e.sample("hwaccel_device_power_utilization_ratio", labels, *t->power_utilization);
@@ -260,6 +268,7 @@ std::string metrics_text(const AcceleratorRegistry& registry, const TelemetrySam
   for (const auto& [backend, n] : warnings) e.sample("hwaccel_telemetry_warnings", {{"backend", backend}}, n);
   e.sample("hwaccel_scrapes_total", {}, counters.scrapes);
   for (const auto& [source, n] : counters.scrape_errors) e.sample("hwaccel_scrape_errors_total", {{"source", source}}, n);
+  e.sample("hwaccel_thermal_warnings_total", {}, counters.thermal_warnings);
   return e.text();
 }
 

@@ -351,9 +351,10 @@ struct TelemetryCollector::State {
   bool sampling = false;
   std::uint64_t generation = 0;
   ExporterCounters counters;
+  ThermalTrend thermal;
 
   State(const System& s, CollectorOptions o)
-      : system(s), options(std::move(o)), inventory(cache_options(s, options)) {
+      : system(s), options(std::move(o)), inventory(cache_options(s, options)), thermal(options.thermal_horizon) {
     // tpu-info and rocm-smi -a take seconds: scrapes share what they last printed.
     if (!options.telemetry.slow_tools) options.telemetry.slow_tools = std::make_shared<SlowToolCache>();
   }
@@ -411,7 +412,16 @@ TelemetryCollector::Snapshot TelemetryCollector::collect() {
   s.latest_at = std::chrono::steady_clock::now();
   s.sampling = false;
   ++s.generation;
+  std::vector<ThermalWarning> warnings;
+  if (s.options.thermal_horizon.count() > 0) {
+    warnings = s.thermal.add(*sample);
+    s.counters.thermal_warnings += warnings.size();
+    s.counters.thermal_approaching = s.thermal.approaching();
+  }
   s.sampled.notify_all();
+  lock.unlock();
+  if (s.options.on_thermal_warning)
+    for (const auto& w : warnings) s.options.on_thermal_warning(w);
   return {registry, sample};
 }
 

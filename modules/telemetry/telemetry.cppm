@@ -250,6 +250,9 @@ class ThermalTrend {
   /// Adds a sample (its taken_at orders them; an older one than the last is
   /// ignored) and returns the devices that now warn.
   std::vector<ThermalWarning> add(const TelemetrySample& sample);
+  /// Every device whose latest prediction is within the horizon, warned or
+  /// not, by device id.
+  std::vector<ThermalWarning> approaching() const;
 
  private:
   struct Point {
@@ -258,7 +261,7 @@ class ThermalTrend {
   };
   struct Track {
     std::vector<Point> points;
-    bool warned = false;
+    std::optional<ThermalWarning> latest;  ///< the prediction, while within the horizon
   };
   std::chrono::seconds horizon_;
   std::chrono::seconds window_;
@@ -378,6 +381,10 @@ std::string_view content_type(MetricsFormat format) noexcept;
 struct ExporterCounters {
   std::uint64_t scrapes = 0;
   std::map<std::string, std::uint64_t> scrape_errors;  ///< by source backend
+  /// Devices warming towards their slowdown temperature (ThermalTrend over
+  /// the collector's samples), and how many warnings were raised in all.
+  std::vector<ThermalWarning> thermal_approaching;
+  std::uint64_t thermal_warnings = 0;
 };
 
 /// The registry's static facts (hwaccel_device_info, memory size, spec) and
@@ -396,6 +403,11 @@ struct CollectorOptions {
   std::chrono::milliseconds sample_max_age = std::chrono::milliseconds(500);
   DetectOptions detect;
   TelemetryOptions telemetry;
+  /// ThermalTrend's horizon over the collector's samples; zero: no trend.
+  std::chrono::seconds thermal_horizon = std::chrono::minutes(5);
+  /// Called (on the sampling thread, outside the collector's lock) for each
+  /// new thermal warning: a long-running exporter logs it.
+  std::function<void(const ThermalWarning&)> on_thermal_warning;
 };
 
 /// Keeps the inventory cached and coalesces concurrent samples: callers

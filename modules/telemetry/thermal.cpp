@@ -58,18 +58,26 @@ std::vector<ThermalWarning> ThermalTrend::add(const TelemetrySample& sample) {
     const bool warming = slope < 0;
     const double eta_s = headroom <= 0 ? 0.0 : warming ? headroom / -slope : std::numeric_limits<double>::infinity();
     const bool within = eta_s <= static_cast<double>(horizon_.count());
-    if (within && !track.warned) {
-      ThermalWarning w;
-      w.device_id = t.device_id;
-      w.sensor = tight->first->sensor;
-      w.celsius = tight->first->celsius;
-      w.slowdown_celsius = *tight->first->slowdown_celsius;
-      w.degrees_per_minute = -slope * 60;
-      w.eta = std::chrono::seconds(static_cast<std::int64_t>(std::lround(eta_s)));
-      out.push_back(std::move(w));
-    }
-    track.warned = within;
+    const bool warned = track.latest.has_value();
+    track.latest.reset();
+    if (!within) continue;
+    ThermalWarning w;
+    w.device_id = t.device_id;
+    w.sensor = tight->first->sensor;
+    w.celsius = tight->first->celsius;
+    w.slowdown_celsius = *tight->first->slowdown_celsius;
+    w.degrees_per_minute = -slope * 60;
+    w.eta = std::chrono::seconds(static_cast<std::int64_t>(std::lround(eta_s)));
+    track.latest = w;
+    if (!warned) out.push_back(std::move(w));
   }
+  return out;
+}
+
+std::vector<ThermalWarning> ThermalTrend::approaching() const {
+  std::vector<ThermalWarning> out;
+  for (const auto& [id, track] : tracks_)
+    if (track.latest) out.push_back(*track.latest);
   return out;
 }
 

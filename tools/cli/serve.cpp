@@ -4,6 +4,7 @@
 #include "commands.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -133,6 +134,11 @@ int run_serve(const ServeArgs& args) {
   options.inventory_ttl = std::chrono::seconds(args.inventory_ttl_s);
   options.detect = builder->options();
   options.telemetry.tool_timeout = settings->tool_timeout;
+  options.on_thermal_warning = [](const ThermalWarning& w) {
+    note("serve", text::cat("health: ", w.device_id, " ", w.sensor, " sensor at ", std::round(w.celsius), " C rises ",
+                            std::round(w.degrees_per_minute * 10) / 10, " C a minute: its slowdown temperature (",
+                            std::round(w.slowdown_celsius), " C) in about ", w.eta.count(), " s"));
+  };
   TelemetryCollector collector(*system, options);
 
   ProcessSamples processes(collector, *system, options.telemetry);
