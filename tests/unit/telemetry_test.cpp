@@ -408,6 +408,49 @@ TEST(ThermalTrend, AWarmingGpuWarnsBeforeItThrottles) {
   EXPECT_DOUBLE_EQ(warned_at, 70);
   EXPECT_NEAR(static_cast<double>(first->eta.count()), 19.0 / 4.0 * 60, 1.0);
   EXPECT_LT(warned_at, 89);
+  // Still approaching at the last sample (88 C): the exporter's gauge.
+  const auto approaching = trend.approaching();
+  ASSERT_EQ(approaching.size(), 1u);
+  EXPECT_LE(approaching.front().eta.count(), 15);
+  ExporterCounters counters;
+  counters.thermal_approaching = approaching;
+  counters.thermal_warnings = 1;
+  TelemetrySample last;
+  DeviceTelemetry t;
+  t.device_id = "cuda:0";
+  t.temperatures.push_back({"gpu", 88, 89, 95});
+  last.devices.push_back(t);
+  const std::string text = metrics_text(registry, last, counters);
+  EXPECT_NE(text.find("hwaccel_device_thermal_slowdown_eta_seconds{device=\"cuda:0\""), std::string::npos) << text;
+  EXPECT_NE(text.find("hwaccel_device_thermal_headroom_celsius{device=\"cuda:0\""), std::string::npos);
+  EXPECT_NE(text.find("hwaccel_thermal_warnings_total 1"), std::string::npos);
+}
+
+// The same through a fixture timeline (fixtures/machines/h200-sxm-warming-
+// driver-580): its steps are the states a sampler sees every 30 s.
+TEST(ThermalTrend, TheWarmingFixtureTimelineWarnsBeforeItThrottles) {
+  auto opened = TimelineSystem::open((hwaccel::testing::fixtures_root() / "machines" / "h200-sxm-warming-driver-580").string());
+  ASSERT_TRUE(opened) << opened.error().message;
+  const TimelineSystem& timeline = **opened;
+  const auto registry = DetectBuilder{}.detect(timeline.state(0));
+  ASSERT_EQ(registry.devices().size(), 2u);  // the GPU and the CPU
+  ThermalTrend trend;
+  const auto start = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  std::vector<std::pair<std::size_t, ThermalWarning>> warnings;
+  for (std::size_t step = 0; step <= timeline.timeline().steps.size(); ++step) {
+    TelemetryOptions options;
+    options.slow_tools = std::make_shared<SlowToolCache>(std::chrono::hours(1));
+    options.clock = [&] { return start + std::chrono::seconds(30 * static_cast<std::int64_t>(step)); };
+    const auto sample = sample_telemetry(registry, timeline.state(step), options);
+    const auto* gpu = find(sample, "cuda:0");
+    ASSERT_NE(gpu, nullptr);
+    EXPECT_DOUBLE_EQ(*thermal_headroom_celsius(*gpu), 89.0 - (50.0 + 2.0 * static_cast<double>(step)));
+    for (auto& w : trend.add(sample)) warnings.emplace_back(step, std::move(w));
+  }
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].first, 10u);  // 70 C, 19 C and about 285 s before the slowdown
+  EXPECT_EQ(warnings[0].second.device_id, "cuda:0");
+  EXPECT_NEAR(static_cast<double>(warnings[0].second.eta.count()), 285, 1);
 }
 
 TEST(ThermalTrend, AFlatOrCoolingDeviceNeverWarns) {
