@@ -43,14 +43,20 @@ export interface PlanningInputs {
 }
 
 /** `hwaccel plan` options: quant, "kv-dtype", context, batch, objective
- *  ("throughput" | "latency"), formats ("hf" | "gguf"), offload,
- *  "flash-attention", runtime, "input-len", "output-len", "expert-parallel". */
+ *  ("throughput" | "latency" | "energy"), formats ("hf" | "gguf"), offload,
+ *  "flash-attention", runtime, "input-len", "output-len", "expert-parallel",
+ *  "power-cap" (watts per device), "min-tokens-per-s" (the energy
+ *  objective's floor). The plan's `power` gives watts, joules per output
+ *  token and per request, and tokens per joule (docs/planning.md, "Power and
+ *  energy"). */
 export interface PlanOptions extends PlanningInputs {
   quant?: string;
   context?: number | string;
   batch?: number | string;
-  objective?: 'throughput' | 'latency';
+  objective?: 'throughput' | 'latency' | 'energy';
   offload?: boolean;
+  'power-cap'?: number | string;
+  'min-tokens-per-s'?: number | string;
 }
 
 /** `hwaccel train` options: method, optimizer, precision, zero, offload
@@ -76,10 +82,12 @@ export function plan(options: PlanOptions): Promise<Record<string, unknown>>;
 export function train(options: TrainOptions): Promise<Record<string, unknown>>;
 
 /** `hwaccel recommend` options: the plan options, and provider ("aws",
- *  "gcp", "azure" or a comma list), "max-instances". */
+ *  "gcp", "azure" or a comma list), "max-instances", "power-budget" (kW the
+ *  accelerators of one recommendation may draw). */
 export interface RecommendOptions extends PlanOptions {
   provider?: string;
   'max-instances'?: number | string;
+  'power-budget'?: number | string;
 }
 
 /** The cheapest cloud instances that run the model: `hwaccel recommend --json`. */

@@ -285,9 +285,11 @@ HWACCEL_API const char* hwaccel_warning_message(const hwaccel_warning* warning);
  *   fabric         the fabric between nodes ("ib-8x400g")
  *   reserve        share of each device's memory kept free (0 to 0.95)
  * plan:   quant, kv-dtype, context (1 to 16777216), batch (1 to 65536),
- *         objective (throughput|latency), formats (hf|gguf), offload
+ *         objective (throughput|latency|energy), formats (hf|gguf), offload
  *         (true|false), flash-attention (true|false), runtime, input-len,
- *         output-len, expert-parallel
+ *         output-len, expert-parallel, power-cap (watts per device),
+ *         min-tokens-per-s (the energy objective's floor); the plan's
+ *         "power" holds watts and joules (docs/planning.md, "Power and energy")
  * train:  method, optimizer, precision, zero, offload (none|optimizer|params),
  *         dp, tp, pp, sequence-parallel, micro-batch, micro-batches, seq,
  *         recompute, attention, dropout, lora-rank, lora-targets, qlora-bits,

@@ -38,6 +38,9 @@ const cases = [
   ['plan', { model: 'llama-3.1-8b', devices: '1xH100-SXM-80GB', batch: 32, 'input-len': 2048, 'output-len': 256 }],
   ['plan', { model: 'qwen2.5-72b', devices: '4xH100-SXM-80GB', batch: 64, 'input-len': 1024, 'output-len': 512 }],
   ['plan', { model: 'llama-3.1-70b', devices: '8xMI300X-192GB', batch: 128, objective: 'throughput' }],
+  // power: a cap, the energy objective with its floor
+  ['plan', { model: 'llama-3.1-8b', devices: '1xH100-SXM-80GB', batch: 32, 'input-len': 2048, 'output-len': 256, 'power-cap': 400 }],
+  ['plan', { model: 'llama-3.1-70b', devices: '8xH100-SXM-80GB', batch: 16, objective: 'energy', 'min-tokens-per-s': 500 }],
   // training
   ['train', { model: 'llama-3.1-8b', devices: '8xH100-SXM-80GB', method: 'full' }],
   ['train', { model: 'llama-3.1-8b', devices: '1xRTX-4090', method: 'qlora' }],
@@ -50,6 +53,7 @@ const cases = [
   ['recommend', { model: 'llama-3.1-70b', quant: 'bf16' }],
   ['recommend', { model: 'llama-3.1-8b', provider: 'aws', quant: 'q4_k_m' }],
   ['recommend', { model: 'llama-3.1-405b', quant: 'fp8', 'max-instances': 2 }],
+  ['recommend', { model: 'llama-3.1-70b', quant: 'bf16', 'power-budget': 3 }],
   ['specs', {}],
   ['models', {}],
   // models from files: a config.json as a user has it
