@@ -6,6 +6,7 @@
 module;
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -101,6 +102,15 @@ std::string to_json(const Fleet& fleet, bool pretty = false);
 /// detect` prints) is read as a fleet of one node, named by its system.host.
 [[nodiscard]] Result<Fleet> fleet_from_json(std::string_view json);
 
+/// Prometheus service discovery from a fleet: one target group per node that
+/// answered, `HOST:PORT` of its exporter (`hwaccel serve`), labelled host,
+/// backends (comma list), accelerators (their count), accelerator_models and
+/// spec_ids (comma lists, sorted). The JSON is what file_sd_configs read from
+/// a file and http_sd_configs from a URL (`hwaccel fleet targets`, `hwaccel
+/// serve --fleet`'s GET /sd). Nodes that did not answer are left out: their
+/// exporters may be there, but nothing is known to label them with.
+std::string prometheus_targets(const Fleet& fleet, std::uint16_t port = 9464, bool pretty = false);
+
 /// Why `name` cannot be a host name in a scan (empty, too long, a leading
 /// '-' that a command would read as an option, a character outside
 /// [A-Za-z0-9._-:@]), or nullopt when it can. The host is handed to a
@@ -168,6 +178,33 @@ struct CommandTemplate {
 /// too much or prints no registry is a node error in the result.
 Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const CommandTemplate& command,
                  const ScanOptions& options = {});
+
+/// What an exporter answered to GET /registry: the body, or why there is none.
+struct FetchedRegistry {
+  std::string body;
+  std::optional<NodeError> error;
+  bool nothing_there = false;  ///< the connection was refused or timed out: no exporter at the address
+  std::chrono::milliseconds elapsed{0};
+};
+/// Asks one "HOST:PORT" for its registry, within the deadline and output cap
+/// of `options` (the CLI's is HTTP(S) to `hwaccel serve`, with basic auth).
+using RegistryFetcher = std::function<FetchedRegistry(const std::string& address, const ScanOptions& options)>;
+
+/// Asks every address ("HOST:PORT") through `fetch`, options.concurrency at a
+/// time; each node is named by the address's host. An answer that is not a
+/// registry, or is over the cap, is a node error. With `skip_silent`
+/// (a subnet sweep), addresses where nothing listens are left out and
+/// counted in one warning instead of becoming node errors.
+Fleet scan_exporters(std::span<const std::string> addresses, const RegistryFetcher& fetch, const ScanOptions& options = {},
+                     bool skip_silent = false);
+
+/// The largest subnet a sweep takes: a /16, 65 534 addresses.
+inline constexpr unsigned min_subnet_prefix = 16;
+/// "HOST:PORT" for every host address of an IPv4 subnet in CIDR form
+/// ("127.0.0.0/28": 127.0.0.1 to 127.0.0.14; a /31 or /32 keeps every
+/// address). invalid_input for a malformed CIDR, bits set beyond the prefix,
+/// a port of 0, or a subnet larger than a /16.
+[[nodiscard]] Result<std::vector<std::string>> subnet_addresses(std::string_view cidr, std::uint16_t port);
 
 // --- what changed --------------------------------------------------------------
 

@@ -43,6 +43,18 @@ void fleet_lines(std::string_view, std::string_view input, Findings& findings) {
   findings.check(fleet_from_json(to_json(fleet)).has_value(), "JSON lines: the fleet document does not read back");
 }
 
+void fleet_subnet(std::string_view, std::string_view input, Findings& findings) {
+  const auto addresses = subnet_addresses(input, 9464);
+  if (!addresses) return;
+  findings.check(!addresses->empty(), "subnet: accepted with no address");
+  findings.check(addresses->size() <= (std::size_t{1} << (32 - min_subnet_prefix)), "subnet: more than a /16 swept");
+  for (const auto& a : *addresses)
+    if (!findings.check(a.ends_with(":9464") && !host_name_problem(a), "subnet: an address a scan cannot name")) break;
+  // The same sweep again from the first address's own subnet text is the same.
+  findings.check(subnet_addresses(input, 9464).value_or(std::vector<std::string>{}) == *addresses,
+                 "subnet: a second read differs");
+}
+
 void fleet_command(std::string_view, std::string_view input, Findings& findings) {
   const auto split = input.find('\n');
   const std::string_view template_text = input.substr(0, split);

@@ -1,6 +1,7 @@
 // The fleet layer: host lists, scans from files, lines and commands, the fleet
 // document, diffs and baseline checks (docs/fleet.md).
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <chrono>
@@ -345,6 +346,83 @@ TEST(FleetCheck, SaysWhatIsMissingAndWhere) {
   const Fleet after_upgrade = fleet_of({{"node-16", upgraded}, {"node-17", upgraded}, {"node-18", upgraded}});
   EXPECT_TRUE(fleet_check(baseline, after_upgrade).empty()) << "versions are compared only when asked";
   EXPECT_EQ(fleet_check(baseline, after_upgrade, CheckOptions{.versions = true}).size(), 3u);
+}
+
+// file_sd / http_sd targets: one group per answering node, labelled from its registry.
+TEST(FleetTargets, OneGroupPerAnsweringNodeWithItsLabels) {
+  Fleet fleet = testing::hypothetical_fleet({{"gpu-a", "8xH100-SXM-80GB"}, {"gpu-b", "2xRTX-4090+1xRTX-3090"}});
+  FleetNode down;
+  down.host = "gpu-c";
+  down.error = NodeError{};
+  fleet.nodes.push_back(down);
+  FleetNode v6;
+  v6.host = "fd00::7";
+  v6.registry = hypothetical_registry("1xL4-24GB").value();
+  fleet.nodes.push_back(v6);
+  const std::string text = prometheus_targets(fleet, 9464);
+  simdjson::dom::parser parser;
+  const auto doc = parser.parse(text);
+  ASSERT_EQ(doc.error(), simdjson::SUCCESS) << text;
+  const simdjson::dom::array groups = doc.get_array().value();
+  ASSERT_EQ(groups.size(), 3u) << text;  // gpu-c did not answer
+  const auto first = groups.at(0).value();
+  EXPECT_EQ(std::string_view(first["targets"].at(0).get_string().value()), "gpu-a:9464");
+  EXPECT_EQ(std::string_view(first["labels"]["host"].get_string().value()), "gpu-a");
+  EXPECT_EQ(std::string_view(first["labels"]["backends"].get_string().value()), "cuda");
+  EXPECT_EQ(std::string_view(first["labels"]["accelerators"].get_string().value()), "8");
+  EXPECT_EQ(std::string_view(first["labels"]["spec_ids"].get_string().value()), "h100-sxm5-80gb");
+  const auto second = groups.at(1).value();
+  EXPECT_EQ(std::string_view(second["labels"]["accelerators"].get_string().value()), "3");
+  EXPECT_EQ(std::string_view(second["labels"]["spec_ids"].get_string().value()), "rtx-3090-24gb,rtx-4090-24gb");
+  EXPECT_EQ(std::string_view(groups.at(2).value()["targets"].at(0).get_string().value()), "[fd00::7]:9464");
+}
+
+TEST(FleetSubnet, HostAddressesOfACidrAndWhatIsRefused) {
+  const auto small = subnet_addresses("127.0.0.0/28", 9464).value();
+  ASSERT_EQ(small.size(), 14u);
+  EXPECT_EQ(small.front(), "127.0.0.1:9464");
+  EXPECT_EQ(small.back(), "127.0.0.14:9464");
+  EXPECT_EQ(subnet_addresses("10.0.0.7/32", 80).value(), std::vector<std::string>{"10.0.0.7:80"});
+  EXPECT_EQ(subnet_addresses("10.0.0.6/31", 80).value().size(), 2u);
+  EXPECT_EQ(subnet_addresses("10.1.0.0/16", 9464).value().size(), 65534u);
+  for (const char* bad : {"10.0.0.0/15", "10.0.0.0/8", "0.0.0.0/0", "10.0.0.1/24", "10.0.0.0", "10.0.0/24", "256.1.1.0/24",
+                          "10.0.0.0/33", "10.0.0.0/-1", "10.0.0.0/2a", "a.b.c.d/24", ""}) {
+    const auto r = subnet_addresses(bad, 9464);
+    EXPECT_FALSE(r.has_value()) << bad;
+    if (!r) EXPECT_EQ(r.error().kind, ErrorKind::invalid_input) << bad;
+  }
+  EXPECT_FALSE(subnet_addresses("10.0.0.0/24", 0).has_value());
+}
+
+TEST(FleetScanExporters, AnswersRefusalsAndGarbage) {
+  const std::string registry = to_json(hypothetical_registry("1xH100-SXM-80GB").value());
+  const RegistryFetcher fetch = [&](const std::string& address, const ScanOptions&) {
+    FetchedRegistry r;
+    if (address.starts_with("10.0.0.1:")) r.body = registry;
+    else if (address.starts_with("10.0.0.2:")) r.body = "<html>not json</html>";
+    else if (address.starts_with("10.0.0.3:")) r.body = std::string(2 << 20, ' ');
+    else {
+      r.nothing_there = true;
+      r.error = NodeError{NodeErrorKind::failed, address + ": Connection refused"};
+    }
+    return r;
+  };
+  ScanOptions options;
+  options.max_output_bytes = 1 << 20;
+  const auto addresses = subnet_addresses("10.0.0.0/29", 9464).value();
+  const Fleet swept = scan_exporters(addresses, fetch, options, /*skip_silent=*/true);
+  ASSERT_EQ(swept.nodes.size(), 3u);
+  EXPECT_EQ(swept.nodes[0].host, "10.0.0.1");
+  EXPECT_TRUE(swept.nodes[0].registry.has_value());
+  EXPECT_EQ(swept.nodes[1].error->kind, NodeErrorKind::parse_error);
+  EXPECT_EQ(swept.nodes[2].error->kind, NodeErrorKind::too_large);
+  ASSERT_EQ(swept.warnings.size(), 1u);
+  EXPECT_EQ(swept.warnings[0], "3 of 6 addresses answered nothing (no exporter listening, or the deadline passed)");
+  const std::vector<std::string> listed = {"10.0.0.1:9464", "10.0.0.9:9464"};
+  const Fleet asked = scan_exporters(listed, fetch, options);
+  ASSERT_EQ(asked.nodes.size(), 2u);
+  EXPECT_TRUE(asked.nodes[1].error.has_value());  // listed by hand: a refusal is a node error
+  EXPECT_TRUE(asked.warnings.empty());
 }
 
 }  // namespace

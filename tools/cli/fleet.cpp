@@ -18,6 +18,7 @@
 import hwaccel;
 
 #include "detect_builder.hpp"
+#include "http_client.hpp"
 #include "setting_options.hpp"
 
 namespace hwaccel::cli {
@@ -32,6 +33,12 @@ struct ScanArgs {
   bool from_stdin = false;
   std::string hosts;
   std::string exec;
+  std::string urls;    // exporters: a file of HOST:PORT lines, or a,b,c
+  std::string subnet;  // exporters: every host address of a CIDR, at --port
+  int port = 9464;
+  bool https = false;
+  std::string basic_auth_file;
+  std::string ca_file;
   SettingTexts settings;  ///< --deadline-ms, --concurrency, --max-output-mib (scan_setting_keys())
   std::string db;
   bool pretty = false;
@@ -45,6 +52,12 @@ struct ViewArgs {
   std::string scan;  // id in --db, or a file
   bool json = false;
   bool pretty = false;
+};
+
+struct TargetsArgs {
+  ViewArgs view;
+  int port = 9464;
+  std::string output;
 };
 
 struct DiffArgs {
@@ -156,10 +169,38 @@ bool print(const std::string& text) {
   return std::cout.good();
 }
 
+// GET /registry from one exporter (`hwaccel serve`), as the scan's fetcher.
+FetchedRegistry fetch_registry(const std::string& address, const ScanOptions& options, const ScanArgs& args,
+                               const std::optional<std::string>& credentials) {
+  HttpGetRequest request;
+  request.url = node_url(args.https ? "https://" + address : address, "/registry");
+  request.timeout = options.node_deadline;
+  request.max_body_bytes = options.max_output_bytes;
+  request.credentials = credentials;
+  request.ca_file = args.ca_file;
+  FetchedRegistry out;
+  const auto started = std::chrono::steady_clock::now();
+  auto reply = http_get(request);
+  out.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  if (!reply) {
+    const bool timeout = reply.error().kind == ErrorKind::timeout;
+    out.nothing_there = timeout || reply.error().message.find("Connection refused") != std::string::npos;
+    out.error = NodeError{timeout ? NodeErrorKind::timeout : NodeErrorKind::failed, reply.error().message};
+  } else if (reply->status != 200) {
+    out.error = NodeError{NodeErrorKind::failed, fmt::format("GET {}: HTTP status {}", request.url, reply->status)};
+  } else {
+    out.body = std::move(reply->body);
+  }
+  return out;
+}
+
 int run_scan(const ScanArgs& args) {
-  const int sources = (!args.paths.empty() ? 1 : 0) + (args.from_stdin ? 1 : 0) + (!args.hosts.empty() ? 1 : 0);
+  const int sources = (!args.paths.empty() ? 1 : 0) + (args.from_stdin ? 1 : 0) + (!args.hosts.empty() ? 1 : 0) +
+                      (!args.urls.empty() ? 1 : 0) + (!args.subnet.empty() ? 1 : 0);
   if (sources != 1)
-    return fail_with(fleet_command, "give exactly one source: registry files or folders, --stdin, or --hosts with --exec",
+    return fail_with(fleet_command,
+                     "give exactly one source: registry files or folders, --stdin, --hosts with --exec, --urls, or "
+                     "--subnet",
                      exit_usage);
   if (!args.hosts.empty() && args.exec.empty())
     return fail_with(fleet_command,
@@ -175,7 +216,32 @@ int run_scan(const ScanArgs& args) {
   if (!read) return fail_with(fleet_command, read.error().message, exit_usage);
   const ScanOptions options = std::move(*read);
   Fleet fleet;
-  if (args.from_stdin) {
+  if (!args.urls.empty() || !args.subnet.empty()) {
+    std::vector<std::string> addresses;
+    if (!args.subnet.empty()) {
+      auto swept = subnet_addresses(args.subnet, static_cast<std::uint16_t>(args.port));
+      if (!swept) return fail_with(fleet_command, swept.error().message, exit_usage);
+      addresses = std::move(*swept);
+    } else {
+      std::string list;
+      if (auto file = read_file(args.urls)) list = std::move(*file);
+      else if (args.urls.find('/') != std::string::npos) return fail_with(fleet_command, file.error());
+      else list = args.urls;
+      auto parsed = parse_host_list(list);
+      if (!parsed) return fail_with(fleet_command, parsed.error().message, exit_usage);
+      for (auto& a : *parsed) addresses.push_back(a.find(':') == std::string::npos ? fmt::format("{}:{}", a, args.port) : a);
+    }
+    std::optional<std::string> credentials;
+    if (!args.basic_auth_file.empty()) {
+      auto read = read_credentials(args.basic_auth_file, "--basic-auth-file");
+      if (!read) return fail_with(fleet_command, read.error());
+      credentials = std::move(*read);
+    }
+    fleet = scan_exporters(
+        addresses,
+        [&](const std::string& address, const ScanOptions& o) { return fetch_registry(address, o, args, credentials); },
+        options, /*skip_silent=*/!args.subnet.empty());
+  } else if (args.from_stdin) {
     const std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
     fleet = scan_lines(input, options);
   } else if (!args.paths.empty()) {
@@ -222,6 +288,23 @@ int run_show(const ViewArgs& args) {
   const auto fleet = load_scan(store, args.scan.empty() ? std::string("latest") : args.scan);
   if (!fleet) return fail_with(fleet_command, fleet.error());
   return print(args.json ? to_json(*fleet, args.pretty) + (args.pretty ? "" : "\n") : fleet_table(*fleet)) ? 0 : exit_failure;
+}
+
+// Prometheus file_sd targets of a scan: printed, or replacing a file
+// atomically (Prometheus re-reads it on change and never sees half of it).
+int run_targets(const TargetsArgs& args) {
+  auto opened = optional_store(args.view.db, FleetStore::Mode::read_only);
+  if (!opened) return fail_with(fleet_command, opened.error());
+  const std::optional<FleetStore> store = std::move(*opened);
+  if (!store && args.view.scan.empty())
+    return fail_with(fleet_command, "give a fleet file, or --db with a scan id (default: latest)", exit_usage);
+  const auto fleet = load_scan(store, args.view.scan.empty() ? std::string("latest") : args.view.scan);
+  if (!fleet) return fail_with(fleet_command, fleet.error());
+  std::string text = prometheus_targets(*fleet, static_cast<std::uint16_t>(args.port), args.view.pretty);
+  if (!text.ends_with('\n')) text += '\n';
+  if (args.output.empty()) return print(text) ? 0 : exit_failure;
+  if (auto written = replace_file(args.output, text); !written) return fail_with(fleet_command, written.error());
+  return 0;
 }
 
 int run_history(const ViewArgs& args) {
@@ -383,6 +466,14 @@ Command add_fleet_command(CLI::App& app) {
                 "Command run per host, without a shell; {host} is replaced; the program is a name looked up on PATH "
                 "or a path: 'ssh -o BatchMode=yes {host} hwaccel detect --no-timings', 'srun -w {host} hwaccel "
                 "detect', 'kubectl exec {host} -- hwaccel detect', '/opt/hwaccel/bin/node-agent {host}'");
+  s->add_option("--urls", scan->urls,
+                "Exporters (hwaccel serve) to read GET /registry from: a file of HOST[:PORT] lines, or a,b:9464,c");
+  s->add_option("--subnet", scan->subnet, "Every host address of an IPv4 subnet (at most a /16), at --port");
+  s->add_option("--port", scan->port, "The exporters' port for --subnet, and for --urls entries without one")
+      ->check(CLI::Range(1, 65535))->capture_default_str();
+  s->add_flag("--https", scan->https, "--urls and --subnet over TLS (verified against the system's CAs or --ca-file)");
+  s->add_option("--ca-file", scan->ca_file, "With --https: the CAs to trust");
+  s->add_option("--basic-auth-file", scan->basic_auth_file, "With --urls or --subnet: a file holding USER:PASSWORD");
   add_setting_options(*s, scan_setting_keys(), scan->settings);
   s->add_option("--db", scan->db, "Append the scan to this SQLite database (created when missing)");
   s->add_flag("--pretty", scan->pretty, "Indent the JSON");
@@ -397,6 +488,17 @@ Command add_fleet_command(CLI::App& app) {
   sh->add_option("--db", show->db, "SQLite database of scans");
   sh->add_flag("--json", show->json, "The fleet document");
   sh->add_flag("--pretty", show->pretty, "Indent the JSON");
+
+  auto targets = std::make_shared<TargetsArgs>();
+  auto* t = cmd->add_subcommand("targets", "Prometheus file_sd targets of a scan: each answering node's exporter, "
+                                           "labelled with its backends, accelerators and spec ids");
+  t->add_option("scan", targets->view.scan, "Scan id in --db (default: latest), or a fleet file");
+  t->add_option("--db", targets->view.db, "SQLite database of scans");
+  t->add_option("--port", targets->port, "The exporters' port (hwaccel serve --listen)")->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  t->add_option("--output", targets->output, "Replace this file atomically instead of printing (a file_sd_configs file)");
+  t->add_flag("--pretty", targets->view.pretty, "Indent the JSON");
+  add_json_default_flag(*t, targets->view.json);
 
   auto history = std::make_shared<ViewArgs>();
   auto* h = cmd->add_subcommand("history", "List the scans of a database");
@@ -432,6 +534,7 @@ Command add_fleet_command(CLI::App& app) {
   return {cmd, [=] {
     if (s->parsed()) return run_scan(*scan);
     if (sh->parsed()) return run_show(*show);
+    if (t->parsed()) return run_targets(*targets);
     if (h->parsed()) return run_history(*history);
     if (d->parsed()) return run_diff(*diff);
     if (c->parsed()) return run_check(*check);
