@@ -160,6 +160,12 @@ void declare_families(Exposition& e) {
   e.family("hwaccel_device_thermal_slowdown_eta_seconds", "gauge",
            "Predicted time until the device's temperature trend reaches its slowdown threshold, while within the "
            "exporter's horizon (default 5 minutes).");
+  e.family("hwaccel_accelerators", "gauge", "Accelerators in the inventory that are usable and visible to this process.");
+  e.family("hwaccel_baseline_accelerators", "gauge",
+           "Accelerators the node's baseline has (hwaccel serve --baseline: a file hwaccel fleet check takes).");
+  e.family("hwaccel_health_events_total", "counter",
+           "Health reports from the kernel log (NVIDIA Xid, amdgpu RAS) and the thermal trend, by device, source, code "
+           "and severity.");
   e.family("hwaccel_thermal_warnings_total", "counter",
            "Thermal-trend warnings raised: a device's trend came within the horizon of its slowdown threshold.");
 }
@@ -269,6 +275,14 @@ std::string metrics_text(const AcceleratorRegistry& registry, const TelemetrySam
   e.sample("hwaccel_scrapes_total", {}, counters.scrapes);
   for (const auto& [source, n] : counters.scrape_errors) e.sample("hwaccel_scrape_errors_total", {{"source", source}}, n);
   e.sample("hwaccel_thermal_warnings_total", {}, counters.thermal_warnings);
+  std::uint64_t accelerators = 0;
+  for (const auto& d : registry.devices()) accelerators += d.family != Family::cpu && d.available && d.visible;
+  e.sample("hwaccel_accelerators", {}, accelerators);
+  if (counters.baseline_accelerators)
+    e.sample("hwaccel_baseline_accelerators", {}, std::uint64_t{*counters.baseline_accelerators});
+  for (const auto& [key, n] : counters.health_events)
+    e.sample("hwaccel_health_events_total",
+             {{"device", key.device}, {"source", key.source}, {"code", key.code}, {"severity", key.severity}}, n);
   return e.text();
 }
 

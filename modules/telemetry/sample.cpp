@@ -355,6 +355,7 @@ struct TelemetryCollector::State {
 
   State(const System& s, CollectorOptions o)
       : system(s), options(std::move(o)), inventory(cache_options(s, options)), thermal(options.thermal_horizon) {
+    counters.baseline_accelerators = options.baseline_accelerators;
     // tpu-info and rocm-smi -a take seconds: scrapes share what they last printed.
     if (!options.telemetry.slow_tools) options.telemetry.slow_tools = std::make_shared<SlowToolCache>();
   }
@@ -435,6 +436,13 @@ std::string TelemetryCollector::scrape(MetricsFormat format) {
     counters = state_->counters;
   }
   return metrics_text(*snapshot.registry, *snapshot.sample, counters, format);
+}
+
+void TelemetryCollector::count_health_event(ExporterCounters::HealthKey key) {
+  const std::lock_guard lock(state_->mutex);
+  // Bounded: a flood of distinct reports keeps the first 4096 series.
+  auto& events = state_->counters.health_events;
+  if (events.size() < 4096 || events.contains(key)) ++events[std::move(key)];
 }
 
 ExporterCounters TelemetryCollector::counters() const {

@@ -4,6 +4,7 @@
 // (docs/metrics.md).
 module;
 #include <chrono>
+#include <compare>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -385,6 +386,18 @@ struct ExporterCounters {
   /// the collector's samples), and how many warnings were raised in all.
   std::vector<ThermalWarning> thermal_approaching;
   std::uint64_t thermal_warnings = 0;
+  /// The accelerators a baseline says the node has (`serve --baseline`, the
+  /// files `fleet check` takes); empty: no baseline.
+  std::optional<std::uint32_t> baseline_accelerators;
+  /// Health reports the exporter's watcher saw, by device and kind.
+  struct HealthKey {
+    std::string device;    ///< registry id ("cuda:7"), or the PCI address of a device it does not know
+    std::string source;    ///< "nvidia_xid", "amdgpu_ras", "thermal_trend"
+    std::string code;      ///< the Xid number, else empty
+    std::string severity;  ///< "info", "warning", "critical"
+    auto operator<=>(const HealthKey&) const = default;
+  };
+  std::map<HealthKey, std::uint64_t> health_events;
 };
 
 /// The registry's static facts (hwaccel_device_info, memory size, spec) and
@@ -408,6 +421,8 @@ struct CollectorOptions {
   /// Called (on the sampling thread, outside the collector's lock) for each
   /// new thermal warning: a long-running exporter logs it.
   std::function<void(const ThermalWarning&)> on_thermal_warning;
+  /// ExporterCounters::baseline_accelerators.
+  std::optional<std::uint32_t> baseline_accelerators;
 };
 
 /// Keeps the inventory cached and coalesces concurrent samples: callers
@@ -428,6 +443,8 @@ class TelemetryCollector {
   Snapshot collect();
   /// collect() as metrics; counts the scrape and its source errors.
   std::string scrape(MetricsFormat format);
+  /// Counts a health report for hwaccel_health_events_total.
+  void count_health_event(ExporterCounters::HealthKey key);
   /// The cached inventory (detected on first use).
   std::shared_ptr<const AcceleratorRegistry> registry();
   /// The cache behind registry(): a Watcher attached to it makes the next

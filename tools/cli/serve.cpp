@@ -33,10 +33,52 @@ struct ServeArgs {
   int inventory_ttl_s = 60;
   std::string basic_auth_file;
   std::string web_folder;
+  std::string baseline;
+  std::string fleet_file;
+  int sd_port = 9464;
   bool no_watch = false;
 };
 
-constexpr std::string_view endpoints = "/metrics /registry /telemetry /healthz";
+// GET /sd: Prometheus http_sd targets of the fleet file, read at each
+// request (Prometheus asks once a minute by default), so a rescan that
+// replaces the file is served at once.
+HttpResponse service_discovery(const std::string& fleet_file, int port) {
+  HttpResponse r;
+  if (fleet_file.empty()) {
+    r.status = 404;
+    r.body = "not found: /sd needs hwaccel serve --fleet FILE\n";
+    return r;
+  }
+  auto content = read_file(fleet_file, std::size_t{256} << 20);
+  auto fleet = content ? fleet_from_json(*content) : Result<Fleet>(fail(ErrorKind::io_error, content.error().message));
+  if (!fleet) {
+    r.status = 503;
+    r.body = text::cat("the fleet file cannot be read: ", fleet.error().message, "\n");
+    return r;
+  }
+  r.content_type = "application/json";
+  r.body = prometheus_targets(*fleet, static_cast<std::uint16_t>(port)) + "\n";
+  return r;
+}
+
+// The accelerators this node's entry of a baseline has (a fleet or registry
+// file, as `fleet check --baseline` reads): its own host's entry, else the
+// only one.
+CommandResult<std::uint32_t> baseline_accelerators(const std::string& file, const std::string& host) {
+  auto content = read_file(file, std::size_t{256} << 20);
+  if (!content) return tl::unexpected(content.error());
+  auto fleet = fleet_from_json(*content);
+  if (!fleet) return failure("--baseline " + file + ": " + fleet.error().message);
+  const FleetNode* node = fleet->find(host);
+  if (!node && fleet->nodes.size() == 1) node = &fleet->nodes.front();
+  if (!node) return failure("--baseline " + file + ": no node " + host + " and more than one to choose from");
+  if (!node->registry) return failure("--baseline " + file + ": node " + node->host + " has no inventory");
+  std::uint32_t n = 0;
+  for (const auto& d : node->registry->devices()) n += d.family != Family::cpu;
+  return n;
+}
+
+constexpr std::string_view endpoints = "/metrics /registry /telemetry /healthz /sd";
 
 // GET /telemetry: a sample with the devices' processes (what `hwaccel top
 // --hosts` reads), taken once for every request that arrives while it is
@@ -70,7 +112,8 @@ class ProcessSamples {
 
 // What each path answers; the server has checked the method and the credentials.
 HttpResponse respond(TelemetryCollector& collector, ProcessSamples& processes, bool pretty_registry, const WebFiles* web,
-                     const HttpRequest& request) {
+                     const ServeArgs& args, const HttpRequest& request) {
+  if (request.path == "/sd") return service_discovery(args.fleet_file, args.sd_port);
   HttpResponse r;
   if (const WebFile* file = web ? web->find(request.path) : nullptr) {
     // The page and its module; it asks /registry for this node's devices.
@@ -139,12 +182,18 @@ int run_serve(const ServeArgs& args) {
                             std::round(w.degrees_per_minute * 10) / 10, " C a minute: its slowdown temperature (",
                             std::round(w.slowdown_celsius), " C) in about ", w.eta.count(), " s"));
   };
+  if (!args.baseline.empty()) {
+    const auto inventory = builder->detect(*system);
+    auto expected = baseline_accelerators(args.baseline, inventory.system().host.value_or("localhost"));
+    if (!expected) return fail_with("serve", expected.error());
+    options.baseline_accelerators = *expected;
+  }
   TelemetryCollector collector(*system, options);
 
   ProcessSamples processes(collector, *system, options.telemetry);
   const WebFiles* page = web ? &*web : nullptr;
-  auto server = HttpServer::start(http, [&collector, &processes, pretty = args.detect.pretty, page](const HttpRequest& request) {
-    return respond(collector, processes, pretty, page, request);
+  auto server = HttpServer::start(http, [&collector, &processes, pretty = args.detect.pretty, page, &args](const HttpRequest& request) {
+    return respond(collector, processes, pretty, page, args, request);
   });
   if (!server)
     return fail_with("serve", server.error().message,
@@ -160,6 +209,14 @@ int run_serve(const ServeArgs& args) {
     watch.detect = options.detect;
     watch.rescan_interval = std::chrono::milliseconds(0);
     watch.caches = {&collector.inventory_cache()};
+    // Health reports become hwaccel_health_events_total (the alert rules' Xid alerts).
+    watch.on_change = [&collector](const RegistryChange& change) {
+      for (const auto& e : change.events)
+        if (e.health)
+          collector.count_health_event({e.id.empty() ? e.health->pci_bus_id.value_or(e.identity) : e.id, e.health->source,
+                                        e.health->code ? std::to_string(*e.health->code) : std::string(),
+                                        std::string(to_string(e.health->severity))});
+    };
     if (auto started = Watcher::start(*system, std::move(watch)))
       watcher = std::move(*started);
     else
@@ -208,6 +265,13 @@ Command add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--request-timeout", args->request_timeout_s, "Seconds a request may take to arrive or be sent")
       ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  cmd->add_option("--baseline", args->baseline,
+                  "A fleet or registry file (what `fleet check --baseline` takes): export its accelerator count for "
+                  "this node as hwaccel_baseline_accelerators, for the missing-device alert");
+  cmd->add_option("--fleet", args->fleet_file,
+                  "A fleet file (hwaccel fleet scan): GET /sd answers Prometheus http_sd targets of its nodes");
+  cmd->add_option("--sd-port", args->sd_port, "The port /sd gives the fleet's exporters")->check(CLI::Range(1, 65535))
       ->capture_default_str();
   cmd->add_option("--inventory-ttl", args->inventory_ttl_s, "Seconds between re-detections of the inventory")
       ->check(CLI::Range(1, 86400))
