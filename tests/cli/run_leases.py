@@ -145,7 +145,13 @@ try:
     p = subprocess.Popen([hwaccel, "run", *common, "--usage-db", str(db), "--device", "cuda:2", "--", "sleep", "30"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     started.append(p)
-    if wait_until(lambda: bool(held()), 10):
+    def open_records() -> int:
+        try:
+            return sqlite3.connect(db).execute("SELECT count(*) FROM leases WHERE ended_at IS NULL").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+    # The lease file appears before its usage record is written: wait for both.
+    if wait_until(lambda: bool(held()) and open_records() == 1, 10):
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=10)
         wait_until(lambda: held() == [], 2)
