@@ -16,30 +16,16 @@ is stopped at the end, pass or fail.
 import json
 import os
 import pathlib
-import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from loopback import free_port_on, start_serve, stop_all  # noqa: E402
+
 NODES = {"127.0.0.2": "dgx-h100-8x-nvswitch", "127.0.0.3": "amd-2x-mi210-pcie", "127.0.0.4": "h200-sxm-telemetry-idle-driver-580"}
 AUTHED = "127.0.0.4"
-
-
-def free_port_on(addresses) -> int:
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind((addresses[0], 0))
-            port = s.getsockname()[1]
-        try:
-            for a in addresses[1:]:
-                with socket.socket() as s:
-                    s.bind((a, port))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no port free on every address")
 
 
 def scan(hwaccel, *args):
@@ -59,18 +45,10 @@ def main() -> int:
             os.chmod(secret, 0o600)
             port = free_port_on(list(NODES))
             for address, fixture in NODES.items():
-                log = tmp_path / f"serve-{address}.log"
-                args = [hwaccel, "serve", "--listen", f"{address}:{port}", "--fixture", str(fixtures / "machines" / fixture),
-                        "--no-watch"]
+                args = ["--listen", f"{address}:{port}", "--fixture", str(fixtures / "machines" / fixture), "--no-watch"]
                 if address == AUTHED:
                     args += ["--basic-auth-file", str(secret)]
-                out = open(log, "w")
-                procs.append(subprocess.Popen(args, stdout=out, stderr=out))
-                deadline = time.time() + 30
-                while not re.search(r"listening on http://", log.read_text()):
-                    if time.time() > deadline or procs[-1].poll() is not None:
-                        raise RuntimeError(f"serve on {address}: {log.read_text()}")
-                    time.sleep(0.05)
+                procs.append(start_serve(hwaccel, args, tmp_path / f"serve-{address}.log")[0])
 
             started = time.time()
             r = scan(hwaccel, "--subnet", "127.0.0.0/28", "--port", str(port), "--basic-auth-file", str(secret))
@@ -100,14 +78,7 @@ def main() -> int:
                   "basic auth, --urls and the /16 limit behave")
             return 0
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_all(procs)
 
 
 if __name__ == "__main__":

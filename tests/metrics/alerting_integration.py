@@ -18,24 +18,18 @@ import http.server
 import json
 import pathlib
 import queue
-import re
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 import urllib.request
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from loopback import free_port_on, start_serve, stop_all  # noqa: E402
 
 FIXTURE = "fixtures/machines/dgx-h100-busy-gpu-falls-off"
 NODE = "dgx-h100-busy"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(what: str, check, seconds: float, logs: list):
@@ -88,14 +82,11 @@ def main() -> int:
             with open(baseline, "w") as out:
                 subprocess.run([hwaccel, "detect", "--fixture", str(source / FIXTURE), "--json"], stdout=out, check=True,
                                timeout=60)
-            serve_log = open(logs[0], "w")
-            procs.append(subprocess.Popen([hwaccel, "serve", "--listen", "127.0.0.1:0", "--fixture", str(source / FIXTURE),
-                                           "--baseline", str(baseline)], stdout=serve_log, stderr=serve_log))
-            serve_port = int(wait_for("hwaccel serve's address",
-                                      lambda: (m := re.search(r"http://127\.0\.0\.1:(\d+)/metrics", logs[0].read_text()))
-                                      and m.group(1), 30, logs))
+            serve, serve_port = start_serve(hwaccel, ["--listen", "127.0.0.1:0", "--fixture", str(source / FIXTURE),
+                                                      "--baseline", str(baseline)], logs[0])
+            procs.append(serve)
 
-            am_port = free_port()
+            am_port = free_port_on()
             am_config = tmp_path / "alertmanager.yml"
             am_config.write_text(
                 "route:\n  receiver: hook\n  group_by: [alertname, device]\n"
@@ -108,7 +99,7 @@ def main() -> int:
                  f"--web.listen-address=127.0.0.1:{am_port}", "--cluster.listen-address=", "--log.level=warn"],
                 stdout=am_log, stderr=am_log))
 
-            prom_port = free_port()
+            prom_port = free_port_on()
             config = tmp_path / "prometheus.yml"
             config.write_text(
                 "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
@@ -146,14 +137,7 @@ def main() -> int:
                   f"at {pending[0]['value']} accelerators")
             return 0
         finally:
-            for p in reversed(procs):
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_all(procs)
             webhook.shutdown()
 
 

@@ -16,45 +16,16 @@ outside 127.0.0.0/8 is addressed.
 
 import json
 import pathlib
-import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import urllib.request
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from loopback import free_port_on, start_serve, stop_all  # noqa: E402
+
 NODES = {"127.0.0.2": "fixtures/machines/dgx-h100-8x-nvswitch", "127.0.0.3": "fixtures/machines/amd-2x-mi210-pcie"}
-
-
-def free_port_on(addresses) -> int:
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind((addresses[0], 0))
-            port = s.getsockname()[1]
-        try:
-            for a in addresses[1:]:
-                with socket.socket() as s:
-                    s.bind((a, port))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no port free on every address")
-
-
-def start_serve(hwaccel, args, log: pathlib.Path):
-    out = open(log, "w")
-    proc = subprocess.Popen([hwaccel, "serve", *args], stdout=out, stderr=out)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        m = re.search(r"http://[0-9.]+:(\d+)/metrics", log.read_text())
-        if m:
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            raise RuntimeError(f"hwaccel serve exited: {log.read_text()}")
-        time.sleep(0.05)
-    raise RuntimeError(f"hwaccel serve did not say where it listens: {log.read_text()}")
 
 
 def targets(prom_port: int) -> list:
@@ -94,7 +65,7 @@ def main() -> int:
             with urllib.request.urlopen(f"http://127.0.0.1:{sd_port}/sd", timeout=5) as r:
                 assert json.load(r) == groups, "GET /sd differs from fleet targets"
 
-            prom_port = free_port_on(["127.0.0.1"])
+            prom_port = free_port_on()
             config = tmp_path / "prometheus.yml"
             config.write_text(
                 "global:\n  scrape_interval: 1s\n"
@@ -129,14 +100,7 @@ def main() -> int:
                   + ", ".join(sorted(f"{t['labels']['job']} {t['labels']['instance']}" for t in up)))
             return 0
         finally:
-            for p in reversed(procs):
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_all(procs)
 
 
 if __name__ == "__main__":
