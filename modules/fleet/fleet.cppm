@@ -12,6 +12,7 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 export module hwaccel.fleet;
 export import hwaccel.hardware;
@@ -178,6 +179,47 @@ struct CommandTemplate {
 /// too much or prints no registry is a node error in the result.
 Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const CommandTemplate& command,
                  const ScanOptions& options = {});
+
+/// A node as `kubectl get nodes -o json` lists it.
+struct KubernetesNode {
+  std::string name;
+  std::optional<std::string> internal_ip;  ///< status.addresses of type InternalIP
+  bool ready = false;                      ///< the Ready condition is True
+  /// Its Node Feature Discovery labels (feature.node.kubernetes.io/*, and
+  /// hwaccel's own from `hwaccel export nfd`), sorted by name.
+  std::vector<std::pair<std::string, std::string>> feature_labels;
+  friend bool operator==(const KubernetesNode&, const KubernetesNode&) = default;
+};
+/// A pod as `kubectl get pods -o json` lists it.
+struct KubernetesPod {
+  std::string name;
+  std::string namespace_name;
+  std::string node;   ///< spec.nodeName; empty while unscheduled
+  std::string phase;  ///< status.phase: "Running", "Pending", ...
+  friend bool operator==(const KubernetesPod&, const KubernetesPod&) = default;
+};
+/// Reads a NodeList (or a List of nodes). parse_error for anything else; at
+/// most 100 000 items.
+[[nodiscard]] Result<std::vector<KubernetesNode>> parse_kubectl_nodes(std::string_view json);
+/// Reads a PodList (or a List of pods). parse_error for anything else.
+[[nodiscard]] Result<std::vector<KubernetesPod>> parse_kubectl_pods(std::string_view json);
+
+/// Where a Kubernetes scan looks.
+struct KubernetesScan {
+  std::string node_selector;                      ///< `kubectl get nodes -l`; empty: every node
+  std::string namespace_name = "hwaccel";         ///< the exporter DaemonSet's namespace
+  std::string pod_selector = "app.kubernetes.io/name=hwaccel-exporter";  ///< its pods' labels
+  std::string kubectl = "kubectl";                ///< the program (a name on PATH, or a path)
+};
+
+/// Lists the nodes (`kubectl get nodes -o json`) and the DaemonSet's pods
+/// (`kubectl get pods -n NAMESPACE -l SELECTOR -o json`) through `system`,
+/// then asks each node's running pod `kubectl exec -n NAMESPACE POD --
+/// hwaccel detect --no-timings`, options.concurrency at a time with the
+/// per-node deadline and cap. A node without a running pod is a node error
+/// (no_answer), never left out; a node that is not Ready says so in its
+/// error when it fails. An error when kubectl cannot list the nodes or pods.
+[[nodiscard]] Result<Fleet> scan_kubernetes(const System& system, const KubernetesScan& where, const ScanOptions& options = {});
 
 /// What an exporter answered to GET /registry: the body, or why there is none.
 struct FetchedRegistry {
@@ -386,4 +428,8 @@ namespace hwaccel::fleet_detail {
 std::chrono::system_clock::time_point scan_time(const ScanOptions& options);
 /// Sorts nodes by host and keeps each host's last entry, with a warning per duplicate.
 void settle_nodes(Fleet& fleet);
+/// Runs `argv` through `system` for the node `host` (the per-node deadline
+/// and output cap of `options`): its registry, or the node error.
+FleetNode run_node(const System& system, const std::string& host, std::vector<std::string> argv,
+                   const ScanOptions& options, std::chrono::system_clock::time_point now);
 }  // namespace hwaccel::fleet_detail

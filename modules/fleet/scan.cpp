@@ -237,15 +237,15 @@ std::vector<std::string> CommandTemplate::argv_for(std::string_view host) const 
   return argv;
 }
 
-namespace {
+namespace fleet_detail {
 
-FleetNode run_node(const System& system, const std::string& host, const CommandTemplate& command,
+FleetNode run_node(const System& system, const std::string& host, std::vector<std::string> argv,
                    const ScanOptions& options, std::chrono::system_clock::time_point now) {
   FleetNode node;
   node.host = host;
   node.scanned_at = now;
   node.source = "exec";
-  ToolRequest request{command.argv_for(host), options.node_deadline, options.max_output_bytes};
+  ToolRequest request{std::move(argv), options.node_deadline, options.max_output_bytes};
   const auto started = std::chrono::steady_clock::now();
   auto run = system.run(request);
   node.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -283,7 +283,7 @@ FleetNode run_node(const System& system, const std::string& host, const CommandT
   return node;
 }
 
-}  // namespace
+}  // namespace fleet_detail
 
 Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const CommandTemplate& command,
                  const ScanOptions& options) {
@@ -300,7 +300,7 @@ Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < asked.size(); i = next++)
-      nodes[i] = run_node(system, std::string(asked[i]), command, options, fleet.scanned_at);
+      nodes[i] = fleet_detail::run_node(system, std::string(asked[i]), command.argv_for(asked[i]), options, fleet.scanned_at);
   };
   // Each running command holds about five descriptors (two pipes, a pidfd,
   // the ends being closed): more workers than the limit allows would turn

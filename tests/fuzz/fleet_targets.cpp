@@ -1,6 +1,7 @@
 // Fuzz targets for the fleet layer's readers: fleet documents, JSON lines of
 // registries, host lists and command templates, and a whole machine described
 // to the schedulers (NFD labels, gres.conf).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +54,17 @@ void fleet_subnet(std::string_view, std::string_view input, Findings& findings) 
   // The same sweep again from the first address's own subnet text is the same.
   findings.check(subnet_addresses(input, 9464).value_or(std::vector<std::string>{}) == *addresses,
                  "subnet: a second read differs");
+}
+
+void kubectl_lists(std::string_view, std::string_view input, Findings& findings) {
+  if (const auto nodes = parse_kubectl_nodes(input)) {
+    for (const auto& n : *nodes) {
+      findings.check(!n.name.empty() && !host_name_problem(n.name), "kubectl nodes: a node a scan cannot name");
+      findings.check(std::is_sorted(n.feature_labels.begin(), n.feature_labels.end()), "kubectl nodes: labels not sorted");
+    }
+  }
+  if (const auto pods = parse_kubectl_pods(input))
+    for (const auto& p : *pods) findings.check(!p.name.empty(), "kubectl pods: a pod without a name");
 }
 
 void fleet_command(std::string_view, std::string_view input, Findings& findings) {

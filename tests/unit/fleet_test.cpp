@@ -425,5 +425,102 @@ TEST(FleetScanExporters, AnswersRefusalsAndGarbage) {
   EXPECT_TRUE(asked.warnings.empty());
 }
 
+// The real kubectl outputs of tests/fleet/kubernetes/ (SOURCE.md there): a
+// node with NFD labels and no exporter pod, and DaemonSet pods on nodes the
+// list leaves out.
+TEST(FleetKubernetes, RealNodeAndPodListsThatDoNotMeet) {
+  const auto dir = testing::fixtures_root().parent_path() / "tests" / "fleet" / "kubernetes";
+  const std::string nodes_json = testing::read_file(dir / "nodes.json");
+  const std::string pods_json = testing::read_file(dir / "pods.json");
+  const auto nodes = parse_kubectl_nodes(nodes_json);
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ(nodes->front().name, "nori");
+  EXPECT_TRUE(nodes->front().ready);
+  EXPECT_EQ(nodes->front().internal_ip, std::optional<std::string>("0.202.61.70"));
+  const auto& labels = nodes->front().feature_labels;
+  EXPECT_NE(std::find(labels.begin(), labels.end(), std::pair<std::string, std::string>{
+                                                         "feature.node.kubernetes.io/pci-10de.present", "true"}),
+            labels.end());
+  const auto pods = parse_kubectl_pods(pods_json);
+  ASSERT_TRUE(pods) << pods.error().message;
+  ASSERT_EQ(pods->size(), 3u);
+  EXPECT_EQ(pods->front().node, "epm-node2");
+  EXPECT_EQ(pods->front().phase, "Running");
+  EXPECT_FALSE(parse_kubectl_nodes(pods_json));  // a pod list is no node list
+  EXPECT_FALSE(parse_kubectl_pods(nodes_json));
+
+  KubernetesScan where;
+  where.namespace_name = "kube-system";
+  where.pod_selector = "k8s-app=calico-node";
+  FixtureBuilder f;
+  f.command({"kubectl", "get", "nodes", "-o", "json"}, nodes_json);
+  f.command({"kubectl", "get", "pods", "-n", "kube-system", "-l", "k8s-app=calico-node", "-o", "json"}, pods_json);
+  const auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system) << system.error().message;
+  const auto fleet = scan_kubernetes(**system, where);
+  ASSERT_TRUE(fleet) << fleet.error().message;
+  ASSERT_EQ(fleet->nodes.size(), 1u);
+  ASSERT_TRUE(fleet->nodes[0].error.has_value());
+  EXPECT_EQ(fleet->nodes[0].error->kind, NodeErrorKind::no_answer);
+  EXPECT_EQ(fleet->nodes[0].error->message, "nori: no running pod of k8s-app=calico-node in namespace kube-system");
+  ASSERT_EQ(fleet->warnings.size(), 1u);
+  EXPECT_EQ(fleet->warnings[0], "3 running pod(s) of k8s-app=calico-node are on nodes the node list (and its selector) leaves out");
+}
+
+// Nodes and pods that meet (hand-written in the same shape): each node asked
+// through its pod with kubectl exec; one pod's exec fails, one node has none.
+TEST(FleetKubernetes, EachNodeAskedThroughItsPod) {
+  const auto node = [](const char* name) {
+    return text::cat(R"({"kind": "Node", "metadata": {"name": ")", name,
+                     R"(", "labels": {"feature.node.kubernetes.io/pci-10de.present": "true", "kubernetes.io/os": "linux"}},)",
+                     R"( "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],)",
+                     R"( "conditions": [{"type": "Ready", "status": "True"}]}})");
+  };
+  const auto pod = [](const char* name, const char* on, const char* phase) {
+    return text::cat(R"({"kind": "Pod", "metadata": {"name": ")", name, R"(", "namespace": "hwaccel"}, "spec": {"nodeName": ")",
+                     on, R"("}, "status": {"phase": ")", phase, R"("}})");
+  };
+  const std::string nodes = text::cat(R"({"apiVersion": "v1", "kind": "List", "items": [)", node("gpu-a"), ", ", node("gpu-b"),
+                                      ", ", node("gpu-c"), "]}");
+  const std::string pods = text::cat(R"({"apiVersion": "v1", "kind": "List", "items": [)",
+                                     pod("hwaccel-exporter-x1", "gpu-a", "Running"), ", ",
+                                     pod("hwaccel-exporter-x2", "gpu-b", "Running"), ", ",
+                                     pod("hwaccel-exporter-x3", "gpu-c", "Pending"), "]}");
+  FixtureBuilder f;
+  f.command({"kubectl", "get", "nodes", "-o", "json", "-l", "nvidia.com/gpu.present=true"}, nodes);
+  f.command({"kubectl", "get", "pods", "-n", "hwaccel", "-l", "app.kubernetes.io/name=hwaccel-exporter", "-o", "json"}, pods);
+  f.command({"kubectl", "exec", "-n", "hwaccel", "hwaccel-exporter-x1", "--", "hwaccel", "detect", "--no-timings"},
+            to_json(hypothetical_registry("8xH100-SXM-80GB").value()));
+  f.command({"kubectl", "exec", "-n", "hwaccel", "hwaccel-exporter-x2", "--", "hwaccel", "detect", "--no-timings"}, "", 1,
+            "error: unable to upgrade connection: container not found (\"hwaccel\")\n");
+  const auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system) << system.error().message;
+  KubernetesScan where;
+  where.node_selector = "nvidia.com/gpu.present=true";
+  const auto fleet = scan_kubernetes(**system, where);
+  ASSERT_TRUE(fleet) << fleet.error().message;
+  ASSERT_EQ(fleet->nodes.size(), 3u);
+  EXPECT_EQ(fleet->nodes[0].host, "gpu-a");
+  ASSERT_TRUE(fleet->nodes[0].registry.has_value());
+  EXPECT_EQ(fleet->nodes[0].source, "kubernetes:hwaccel-exporter-x1");
+  EXPECT_EQ(fleet->nodes[0].registry->devices().size(), 8u);
+  ASSERT_TRUE(fleet->nodes[1].error.has_value());
+  EXPECT_EQ(fleet->nodes[1].error->kind, NodeErrorKind::failed);
+  EXPECT_NE(fleet->nodes[1].error->message.find("container not found"), std::string::npos) << fleet->nodes[1].error->message;
+  ASSERT_TRUE(fleet->nodes[2].error.has_value());  // its pod is Pending
+  EXPECT_EQ(fleet->nodes[2].error->kind, NodeErrorKind::no_answer);
+  EXPECT_TRUE(fleet->warnings.empty());
+
+  // kubectl that cannot list is an error of the scan, not a fleet.
+  FixtureBuilder broken;
+  broken.command({"kubectl", "get", "nodes", "-o", "json"}, "", 1, "error: You must be logged in to the server (Unauthorized)\n");
+  const auto refused = FixtureSystem::open(broken.write());
+  ASSERT_TRUE(refused);
+  const auto none = scan_kubernetes(**refused, KubernetesScan{});
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message.find("Unauthorized"), std::string::npos) << none.error().message;
+}
+
 }  // namespace
 }  // namespace hwaccel

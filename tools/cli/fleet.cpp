@@ -39,6 +39,8 @@ struct ScanArgs {
   bool https = false;
   std::string basic_auth_file;
   std::string ca_file;
+  bool kubernetes = false;  // nodes from kubectl, asked through the exporter DaemonSet's pods
+  KubernetesScan k8s;
   SettingTexts settings;  ///< --deadline-ms, --concurrency, --max-output-mib (scan_setting_keys())
   std::string db;
   bool pretty = false;
@@ -196,11 +198,11 @@ FetchedRegistry fetch_registry(const std::string& address, const ScanOptions& op
 
 int run_scan(const ScanArgs& args) {
   const int sources = (!args.paths.empty() ? 1 : 0) + (args.from_stdin ? 1 : 0) + (!args.hosts.empty() ? 1 : 0) +
-                      (!args.urls.empty() ? 1 : 0) + (!args.subnet.empty() ? 1 : 0);
+                      (!args.urls.empty() ? 1 : 0) + (!args.subnet.empty() ? 1 : 0) + (args.kubernetes ? 1 : 0);
   if (sources != 1)
     return fail_with(fleet_command,
-                     "give exactly one source: registry files or folders, --stdin, --hosts with --exec, --urls, or "
-                     "--subnet",
+                     "give exactly one source: registry files or folders, --stdin, --hosts with --exec, --urls, "
+                     "--subnet, or --kubernetes",
                      exit_usage);
   if (!args.hosts.empty() && args.exec.empty())
     return fail_with(fleet_command,
@@ -216,7 +218,12 @@ int run_scan(const ScanArgs& args) {
   if (!read) return fail_with(fleet_command, read.error().message, exit_usage);
   const ScanOptions options = std::move(*read);
   Fleet fleet;
-  if (!args.urls.empty() || !args.subnet.empty()) {
+  if (args.kubernetes) {
+    const auto system = make_live_system();
+    auto scanned = scan_kubernetes(*system, args.k8s, options);
+    if (!scanned) return fail_with(fleet_command, scanned.error().message, exit_failure);
+    fleet = std::move(*scanned);
+  } else if (!args.urls.empty() || !args.subnet.empty()) {
     std::vector<std::string> addresses;
     if (!args.subnet.empty()) {
       auto swept = subnet_addresses(args.subnet, static_cast<std::uint16_t>(args.port));
@@ -474,6 +481,13 @@ Command add_fleet_command(CLI::App& app) {
   s->add_flag("--https", scan->https, "--urls and --subnet over TLS (verified against the system's CAs or --ca-file)");
   s->add_option("--ca-file", scan->ca_file, "With --https: the CAs to trust");
   s->add_option("--basic-auth-file", scan->basic_auth_file, "With --urls or --subnet: a file holding USER:PASSWORD");
+  s->add_flag("--kubernetes", scan->kubernetes,
+              "The cluster's nodes (kubectl get nodes), each asked through its hwaccel DaemonSet pod (kubectl exec)");
+  s->add_option("--selector", scan->k8s.node_selector, "With --kubernetes: only the nodes with these labels (kubectl -l)");
+  s->add_option("--namespace", scan->k8s.namespace_name, "With --kubernetes: the DaemonSet's namespace")
+      ->capture_default_str();
+  s->add_option("--pod-selector", scan->k8s.pod_selector, "With --kubernetes: the DaemonSet pods' labels")
+      ->capture_default_str();
   add_setting_options(*s, scan_setting_keys(), scan->settings);
   s->add_option("--db", scan->db, "Append the scan to this SQLite database (created when missing)");
   s->add_flag("--pretty", scan->pretty, "Indent the JSON");
