@@ -36,6 +36,7 @@ struct ServeArgs {
   std::string baseline;
   std::string fleet_file;
   int sd_port = 9464;
+  double thermal_horizon_s = 300;
   bool no_watch = false;
 };
 
@@ -177,6 +178,7 @@ int run_serve(const ServeArgs& args) {
   options.inventory_ttl = std::chrono::seconds(args.inventory_ttl_s);
   options.detect = builder->options();
   options.telemetry.tool_timeout = settings->tool_timeout;
+  options.thermal_horizon = std::chrono::seconds(static_cast<std::int64_t>(args.thermal_horizon_s));
   options.on_thermal_warning = [](const ThermalWarning& w) {
     note("serve", text::cat("health: ", w.device_id, " ", w.sensor, " sensor at ", std::round(w.celsius), " C rises ",
                             std::round(w.degrees_per_minute * 10) / 10, " C a minute: its slowdown temperature (",
@@ -269,6 +271,11 @@ Command add_serve_command(CLI::App& app) {
   cmd->add_option("--baseline", args->baseline,
                   "A fleet or registry file (what `fleet check --baseline` takes): export its accelerator count for "
                   "this node as hwaccel_baseline_accelerators, for the missing-device alert");
+  cmd->add_option("--thermal-horizon", args->thermal_horizon_s,
+                  "Warn (hwaccel_device_thermal_slowdown_eta_seconds, a logged health line) when a device's temperature "
+                  "trend reaches its slowdown threshold within this many seconds; 0: no trend")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   cmd->add_option("--fleet", args->fleet_file,
                   "A fleet file (hwaccel fleet scan): GET /sd answers Prometheus http_sd targets of its nodes");
   cmd->add_option("--sd-port", args->sd_port, "The port /sd gives the fleet's exporters")->check(CLI::Range(1, 65535))
