@@ -2,14 +2,17 @@
 module;
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -169,6 +172,18 @@ namespace fleet_detail {
 
 std::chrono::system_clock::time_point scan_time(const ScanOptions& options) {
   return std::chrono::floor<std::chrono::seconds>(options.now.value_or(std::chrono::system_clock::now()));
+}
+
+void for_each_index(std::size_t count, std::size_t workers, const std::function<void(std::size_t)>& body) {
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < count; i = next++) body(i);
+  };
+  workers = std::clamp<std::size_t>(workers, 1, std::max<std::size_t>(count, 1));
+  if (workers == 1) return work();
+  std::vector<std::jthread> threads;
+  threads.reserve(workers);
+  for (std::size_t t = 0; t < workers; ++t) threads.emplace_back(work);
 }
 
 void settle_nodes(Fleet& fleet) {

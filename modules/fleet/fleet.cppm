@@ -428,6 +428,9 @@ namespace hwaccel::fleet_detail {
 std::chrono::system_clock::time_point scan_time(const ScanOptions& options);
 /// Sorts nodes by host and keeps each host's last entry, with a warning per duplicate.
 void settle_nodes(Fleet& fleet);
+/// Calls body(0) .. body(count - 1), on up to `workers` threads (at least
+/// one, at most `count`) that take the next index as they finish one.
+void for_each_index(std::size_t count, std::size_t workers, const std::function<void(std::size_t)>& body);
 /// Runs `argv` through `system` for the node `host` (the per-node deadline
 /// and output cap of `options`): its registry, or the node error.
 FleetNode run_node(const System& system, const std::string& host, std::vector<std::string> argv,

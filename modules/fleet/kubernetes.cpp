@@ -3,14 +3,12 @@
 // System seam (so recorded kubectl output replays the scan).
 module;
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -146,9 +144,7 @@ Result<Fleet> scan_kubernetes(const System& system, const KubernetesScan& where,
   Fleet fleet;
   fleet.scanned_at = fleet_detail::scan_time(options);
   std::vector<FleetNode> out(nodes->size());
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < nodes->size(); i = next++) {
+  fleet_detail::for_each_index(nodes->size(), system.runs_instantly() ? 1 : options.concurrency, [&](std::size_t i) {
       const KubernetesNode& n = (*nodes)[i];
       const auto found = pod_of.find(n.name);
       if (found == pod_of.end()) {
@@ -160,7 +156,7 @@ Result<Fleet> scan_kubernetes(const System& system, const KubernetesScan& where,
                                text::cat(n.name, ": no running pod of ", where.pod_selector, " in namespace ",
                                          where.namespace_name, n.ready ? "" : " (the node is not Ready)")};
         out[i] = std::move(node);
-        continue;
+        return;
       }
       const KubernetesPod& pod = *found->second;
       FleetNode node = fleet_detail::run_node(
@@ -171,17 +167,7 @@ Result<Fleet> scan_kubernetes(const System& system, const KubernetesScan& where,
       node.source = text::cat("kubernetes:", pod.name);
       if (node.error && !n.ready) node.error->message += " (the node is not Ready)";
       out[i] = std::move(node);
-    }
-  };
-  const std::size_t workers =
-      system.runs_instantly() ? 1 : std::clamp<std::size_t>(options.concurrency, 1, std::max<std::size_t>(nodes->size(), 1));
-  if (workers <= 1) {
-    work();
-  } else {
-    std::vector<std::jthread> threads;
-    threads.reserve(workers);
-    for (std::size_t t = 0; t < workers; ++t) threads.emplace_back(work);
-  }
+  });
   std::size_t orphans = 0;
   for (const auto& p : *pods) orphans += p.phase == "Running" && !p.node.empty() &&
                                           std::none_of(nodes->begin(), nodes->end(), [&](const KubernetesNode& n) { return n.name == p.node; });

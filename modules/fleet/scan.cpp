@@ -1,7 +1,6 @@
 // Collecting one registry per node: from files, JSON lines, or a command per host.
 module;
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -11,7 +10,6 @@ module;
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -297,11 +295,7 @@ Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const
     else asked.push_back(host);
   }
   std::vector<FleetNode> nodes(asked.size());
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < asked.size(); i = next++)
-      nodes[i] = fleet_detail::run_node(system, std::string(asked[i]), command.argv_for(asked[i]), options, fleet.scanned_at);
-  };
+
   // Each running command holds about five descriptors (two pipes, a pidfd,
   // the ends being closed): more workers than the limit allows would turn
   // healthy nodes into "cannot create a pipe" failures.
@@ -310,17 +304,11 @@ Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const
     by_descriptors = std::max<std::size_t>(1, (static_cast<std::size_t>(limit.rlim_cur) > 64
                                                    ? static_cast<std::size_t>(limit.rlim_cur) - 64
                                                    : 8) / 6);
-  const std::size_t workers =
-      system.runs_instantly()
-          ? 1
-          : std::clamp<std::size_t>(std::min(options.concurrency, by_descriptors), 1, std::max<std::size_t>(asked.size(), 1));
-  if (workers <= 1) {
-    work();
-  } else {
-    std::vector<std::jthread> threads;
-    threads.reserve(workers);
-    for (std::size_t t = 0; t < workers; ++t) threads.emplace_back(work);
-  }
+  fleet_detail::for_each_index(asked.size(), system.runs_instantly() ? 1 : std::min(options.concurrency, by_descriptors),
+                               [&](std::size_t i) {
+                                 nodes[i] = fleet_detail::run_node(system, std::string(asked[i]),
+                                                                   command.argv_for(asked[i]), options, fleet.scanned_at);
+                               });
   fleet.nodes = std::move(nodes);
   fleet_detail::settle_nodes(fleet);
   return fleet;

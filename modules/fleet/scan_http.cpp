@@ -10,7 +10,6 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 module hwaccel.fleet;
@@ -85,9 +84,8 @@ Fleet scan_exporters(std::span<const std::string> addresses, const RegistryFetch
   Fleet fleet;
   fleet.scanned_at = fleet_detail::scan_time(options);
   std::vector<std::optional<FleetNode>> nodes(addresses.size());
-  std::atomic<std::size_t> next{0}, silent{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < addresses.size(); i = next++) {
+  std::atomic<std::size_t> silent{0};
+  fleet_detail::for_each_index(addresses.size(), options.concurrency, [&](std::size_t i) {
       const std::string& address = addresses[i];
       FleetNode node;
       node.host = exporter_host(address);
@@ -97,7 +95,7 @@ Fleet scan_exporters(std::span<const std::string> addresses, const RegistryFetch
       node.elapsed = got.elapsed;
       if (got.nothing_there && skip_silent) {
         ++silent;
-        continue;
+        return;
       }
       if (got.error) {
         node.error = std::move(got.error);
@@ -111,16 +109,7 @@ Fleet scan_exporters(std::span<const std::string> addresses, const RegistryFetch
                                text::cat(address, ": not a registry: ", registry.error().message)};
       }
       nodes[i] = std::move(node);
-    }
-  };
-  const std::size_t workers = std::clamp<std::size_t>(options.concurrency, 1, std::max<std::size_t>(addresses.size(), 1));
-  if (workers <= 1) {
-    work();
-  } else {
-    std::vector<std::jthread> threads;
-    threads.reserve(workers);
-    for (std::size_t t = 0; t < workers; ++t) threads.emplace_back(work);
-  }
+  });
   for (auto& n : nodes)
     if (n) fleet.nodes.push_back(std::move(*n));
   if (silent > 0)

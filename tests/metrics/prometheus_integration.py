@@ -24,6 +24,9 @@ import time
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from loopback import stop_all  # noqa: E402
+
 FIXTURE = "fixtures/machines/dgx-h100-8x-nvswitch"
 
 
@@ -148,14 +151,7 @@ def main() -> int:
                   f"{len(dashboard['panels'])} dashboard panels return data")
             return 0
         finally:
-            for p in reversed(procs):
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_all(procs)
 
 
 if __name__ == "__main__":
