@@ -17,7 +17,12 @@ module hwaccel.detect;
 namespace hwaccel {
 namespace {
 
+bool has_plugins(const DetectOptions& options) { return options.plugins && !options.plugins->empty(); }
+
+// The plugin backend's row runs only when some plugin is loaded: a detection
+// without plugins reports no empty timing for it.
 bool selected(const Detector& d, const DetectOptions& options) {
+  if (d.backend == Backend::plugin) return options.enabled(Backend::plugin) && has_plugins(options);
   return d.backend ? options.enabled(*d.backend) : options.system_probes;
 }
 
@@ -253,7 +258,8 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
     if (!selected(d, options)) continue;
     tools_looked_for[i] = looks_for_tools(d, traces, options);
 #if HWACCEL_HAS_THREADS
-    if (may_wait_on_tool(d, system, tools_looked_for[i])) {
+    // A plugin waits on its host process, or on tools of its own.
+    if (d.backend == Backend::plugin || may_wait_on_tool(d, system, tools_looked_for[i])) {
       threads.emplace_back([&, i] { run_one(*table[i], system, options, tools_looked_for[i], slots[i]); });
       continue;
     }

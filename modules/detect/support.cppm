@@ -48,6 +48,22 @@ struct DiagnosticEvent {
 /// once, so it must be thread-safe; it must not throw.
 using DiagnosticSink = std::function<void(const DiagnosticEvent&)>;
 
+class DetectContext;
+struct DetectorOutput;
+
+/// Runs third-party plugins for the `plugin` backend's detector. Declared
+/// here, implemented by hwaccel.registry (plugins/), which reads what plugins
+/// return in the registry's JSON form.
+class PluginRunner {
+ public:
+  virtual ~PluginRunner() = default;
+  /// Runs every loaded plugin against ctx.system(); anything that went wrong
+  /// is a warning of the output.
+  virtual DetectorOutput detect(const DetectContext& ctx) const = 0;
+  /// Whether there is any plugin to run.
+  virtual bool empty() const = 0;
+};
+
 /// Which backends and probes a detection runs, and its limits.
 struct DetectOptions {
   std::bitset<backend_count> backends = std::bitset<backend_count>{}.set();
@@ -63,6 +79,8 @@ struct DetectOptions {
   /// makes no event at all), and only those at `log_level` or above.
   std::shared_ptr<const DiagnosticSink> sink;
   LogLevel log_level = LogLevel::info;
+  /// The plugins the `plugin` backend runs; none when empty.
+  std::shared_ptr<const PluginRunner> plugins;
 
   /// Whether an event at `level` would reach the sink: callers test it
   /// before building an event, so that detection without a sink builds none.

@@ -94,7 +94,8 @@ Family default_family(Backend b) noexcept {
     case Backend::qualcomm:
     case Backend::cerebras:
     case Backend::graphcore:
-    case Backend::groq: return Family::asic;
+    case Backend::groq:
+    case Backend::plugin: return Family::asic;
   }
   return Family::asic;
 }

@@ -37,6 +37,9 @@ enum class Backend : std::uint8_t {
   groq,
   samsung_npu,
   mediatek_apu,
+  /// Devices a third-party plugin reports (docs/plugins.md); each device's
+  /// properties["plugin"] names the plugin.
+  plugin,
 };
 
 /// Every backend with its snake_case name (JSON, the command line,
@@ -59,6 +62,7 @@ inline constexpr std::pair<Backend, std::string_view> backend_table[] = {
     {Backend::groq, "groq"},
     {Backend::samsung_npu, "samsung_npu"},
     {Backend::mediatek_apu, "mediatek_apu"},
+    {Backend::plugin, "plugin"},
 };
 
 inline constexpr std::size_t backend_count = std::size(backend_table);
@@ -73,7 +77,7 @@ inline constexpr std::array<Backend, backend_count> all_backends = [] {
 static_assert([] {
   for (std::size_t i = 0; i < backend_count; ++i)
     if (static_cast<std::size_t>(backend_table[i].first) != i) return false;
-  return static_cast<std::size_t>(Backend::mediatek_apu) + 1 == backend_count;
+  return static_cast<std::size_t>(Backend::plugin) + 1 == backend_count;
 }(), "backend_table lists every Backend once, in the enum's order");
 
 /// snake_case name used in JSON, on the command line and in HWACCEL_BACKENDS.

@@ -271,6 +271,7 @@ DeviceTraits traits_of(const DeviceProfile& d) noexcept {
   if (d.compute_capability) t.compute_capability = *d.compute_capability;
   if (d.architecture) t.architecture = *d.architecture;
   if (const auto it = d.properties.find("isa"); it != d.properties.end()) t.isa = it->second;
+  if (const auto it = d.properties.find("compute_types"); it != d.properties.end()) t.compute_types = it->second;
   return t;
 }
 
@@ -564,6 +565,13 @@ QuantizationSupport asic_support(QuantizationLevel level, const DeviceTraits& d)
     case Backend::groq:
       if (level == Q::fp16 || level == Q::int8) return native();
       return unsupported("Groq LPUs serve fp16 and int8 models");
+    case Backend::plugin: {
+      // What the plugin says its runtime computes in; nothing is assumed.
+      if (d.compute_types.empty()) return unsupported("the plugin lists no compute_types for this device");
+      for (const auto name : text::split_trimmed(d.compute_types, ','))
+        if (const auto listed = parse_quantization(name); listed && *listed == level) return native();
+      return unsupported(text::cat("the plugin lists only ", d.compute_types));
+    }
     default: break;
   }
   return unsupported("no runtime for this device serves this format");

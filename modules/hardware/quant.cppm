@@ -207,6 +207,9 @@ struct DeviceTraits {
   std::string_view compute_capability;  ///< "8.9", "gfx942", "v5e"; may be empty
   std::string_view architecture;        ///< "Hopper", "CDNA3"; may be empty
   std::string_view isa;                 ///< CPU ISA features, comma list ("avx512_bf16,amx_int8")
+  /// A plugin device's properties["compute_types"]: the formats its runtime
+  /// computes in, a comma list of quantization names ("bf16,fp8_e4m3,int8").
+  std::string_view compute_types;
 };
 
 /// Traits of a detected device: its backend, family, name, compute
@@ -224,7 +227,7 @@ DeviceTraits traits_of(const DeviceProfile& device) noexcept;
 /// bf16/fp16/cFP8; NPUs in fp16/int8 with int4 weights; GGUF runs where
 /// llama.cpp has a backend (CPU, CUDA, ROCm, Metal, Vulkan, SYCL). A device
 /// whose generation is unknown gets only what every generation of its
-/// backend supports.
+/// backend supports. A plugin's device runs what its compute_types list.
 QuantizationSupport quantization_support(QuantizationLevel level, const DeviceTraits& device);
 QuantizationSupport quantization_support(QuantizationLevel level, const DeviceProfile& device);
 

@@ -36,6 +36,24 @@ constexpr std::array detect_keys = {
     Key{"all-tools", SettingType::boolean, "false", 0, 0, "",
         "Look for every backend's tools, also where its devices leave no trace in /sys/module, /dev or PCI",
         &store_boolean<&DetectSettings::all_tools>},
+    Key{"plugin-path", SettingType::text, "", 0, 0, "HWACCEL_PLUGIN_PATH",
+        "Folders of plugins, ':' between, searched before the system folder ($libdir/hwaccel/plugins)",
+        [](DetectSettings& s, const SettingValue& v) -> Result<void> {
+          s.plugins.path = v.text;
+          return {};
+        }},
+    Key{"plugins-in-process", SettingType::boolean, "false", 0, 0, "",
+        "Load plugins into this process instead of a hwaccel-plugin-host child: faster, but a plugin's crash or hang is then hwaccel's",
+        [](DetectSettings& s, const SettingValue& v) -> Result<void> {
+          s.plugins.in_process = v.boolean;
+          return {};
+        }},
+    Key{"plugin-host", SettingType::text, "", 0, 0, "HWACCEL_PLUGIN_HOST",
+        "The hwaccel-plugin-host program isolated plugins run in (default: beside this program, else $libexecdir/hwaccel)",
+        [](DetectSettings& s, const SettingValue& v) -> Result<void> {
+          s.plugins.host = v.text;
+          return {};
+        }},
     Key{"log-level", SettingType::choice, "", 0, 0, "HWACCEL_LOG",
         "Diagnostic events wanted: warn, info, debug or trace",
         [](DetectSettings& s, const SettingValue& v) -> Result<void> {
@@ -61,7 +79,7 @@ Result<DetectSettings> read_detect_settings(std::span<const Setting> values, con
 
 DetectBuilder DetectSettings::builder() const {
   DetectBuilder builder;
-  builder.only(backends).system_probes(system_probes).tool_timeout(tool_timeout).all_tools(all_tools);
+  builder.only(backends).system_probes(system_probes).tool_timeout(tool_timeout).all_tools(all_tools).plugins(plugins);
   for (const auto& w : warnings) builder.warning(w);
   return builder;
 }

@@ -194,6 +194,18 @@ DetectBuilder& DetectBuilder::warning(Warning warning) {
   return *this;
 }
 
+DetectBuilder::DetectBuilder() { options_.plugins = plugin_runner(PluginSettings{}); }
+
+DetectBuilder& DetectBuilder::plugins(PluginSettings settings) {
+  options_.plugins = plugin_runner(settings);
+  return *this;
+}
+
+DetectBuilder& DetectBuilder::without_plugins() {
+  options_.plugins = nullptr;
+  return *this;
+}
+
 AcceleratorRegistry DetectBuilder::detect(const System& system) const {
   AcceleratorRegistry registry(detect_inventory(system, options_));
   for (const auto& w : warnings_) registry.inventory().warnings.push_back(w);

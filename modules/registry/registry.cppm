@@ -17,6 +17,7 @@ export module hwaccel.registry;
 export import hwaccel.hardware;
 export import hwaccel.detect;
 export import :requirement;
+export import :plugins;
 
 export namespace hwaccel {
 
@@ -138,7 +139,8 @@ class AcceleratorRegistry {
 /// (a fixture, a recording).
 class DetectBuilder {
  public:
-  DetectBuilder() = default;
+  /// Every backend, and the plugins of the system folder.
+  DetectBuilder();
   /// A builder with no backend selected.
   static DetectBuilder none();
 
@@ -157,6 +159,12 @@ class DetectBuilder {
   /// (called from several threads; it must be thread-safe). An empty sink
   /// turns them off.
   DetectBuilder& diagnostics(DiagnosticSink sink, LogLevel level = LogLevel::info);
+
+  /// Where plugins are found and how they run (default: the system folder
+  /// only, in hwaccel-plugin-host); each detection looks for them afresh.
+  DetectBuilder& plugins(PluginSettings settings);
+  /// Runs no plugin.
+  DetectBuilder& without_plugins();
 
   /// A warning added to every registry this builder detects (a bad
   /// $HWACCEL_BACKENDS that was ignored).
@@ -190,6 +198,8 @@ struct DetectSettings {
   /// The diagnostic events wanted, at this level and above; empty: none.
   /// (The front end chooses where they go: stderr, a callback, `logging`.)
   std::optional<LogLevel> log_level;
+  /// Plugin folders and isolation (plugin-path, plugins-in-process, plugin-host).
+  PluginSettings plugins;
   /// Environment values ignored as bad, each a warning of the detection.
   std::vector<Warning> warnings;
 
@@ -203,6 +213,9 @@ struct DetectSettings {
 ///   timeout-ms     whole number 1..600000, default 5000: each tool run's deadline
 ///   system-probes  boolean, default true: also read environment, storage and network
 ///   all-tools      boolean, default false: look for tools without kernel evidence too
+///   plugin-path    text, $HWACCEL_PLUGIN_PATH: plugin folders searched before the system folder
+///   plugins-in-process  boolean, default false: load plugins without a host process
+///   plugin-host    text, $HWACCEL_PLUGIN_HOST: the hwaccel-plugin-host program
 ///   log-level      choice warn|info|debug|trace, $HWACCEL_LOG: diagnostic events wanted
 std::span<const SettingKey<DetectSettings>> detect_setting_keys() noexcept;
 

@@ -558,4 +558,23 @@ Result<AcceleratorRegistry> registry_from_json(std::string_view json) {
   return registry;
 }
 
+namespace plugin_detail {
+
+Result<Inventory> read_inventory_object(std::string_view json, std::string_view what) {
+  simdjson::dom::parser parser;
+  element doc;
+  if (const auto err = json_input::parse(parser, json).get(doc); err != simdjson::SUCCESS)
+    return fail(ErrorKind::parse_error, text::cat(what, " is not valid JSON: ", simdjson::error_message(err)));
+  if (!doc.is_object()) return fail(ErrorKind::parse_error, text::cat(what, " must be a JSON object"));
+  Inventory inventory;
+  Reader r;
+  if (!r.read(doc, Path{}, inventory)) {
+    r.error.message.replace(0, std::string_view("registry JSON").size(), what);
+    return fail(r.error);
+  }
+  return inventory;
+}
+
+}  // namespace plugin_detail
+
 }  // namespace hwaccel

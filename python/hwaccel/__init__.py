@@ -38,6 +38,13 @@ from ._fleet import Fleet, FleetNode, FleetStore, ScanRecord, nfd_labels, scan_f
 from ._watch import Watcher
 from ._lease import Lease, leases, reserve
 from ._records import CatalogueModel, Plan, Recommendation, Record, Spec, Telemetry, TrainingEstimate
+
+# Isolated plugins run in hwaccel-plugin-host, which a wheel keeps beside the
+# CLI in the package; the library finds it through this variable, and so do
+# the hwaccel commands this process starts (docs/plugins.md).
+_packaged_plugin_host = os.path.join(os.path.dirname(__file__), "bin", "hwaccel-plugin-host")
+if "HWACCEL_PLUGIN_HOST" not in os.environ and os.access(_packaged_plugin_host, os.X_OK):
+    os.environ["HWACCEL_PLUGIN_HOST"] = _packaged_plugin_host
 from ._registry import (
     DetectionWarning,
     Device,

@@ -163,7 +163,7 @@ Command add_capture_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "Folder to create (must not exist, or be empty)")->required();
   cmd->add_option("--machine", args->machine,
                   "One-line description of the machine for fixture.json (default: CPU model and accelerator count)");
-  add_detect_setting_options(*cmd, args->detect);
+  add_detect_setting_options(*cmd, args->detect, {"backends", "timeout-ms", "plugin-path", "plugins-in-process", "plugin-host"});
   cmd->add_option("--import", args->import_from,
                   "Make the fixture from pasted outputs: a transcript, an import manifest (JSON), or a folder holding "
                   "import.json")

@@ -188,7 +188,8 @@ std::string registry_table(const AcceleratorRegistry& registry, bool color) {
 void add_detect_options(CLI::App& cmd, DetectArgs& args) {
   cmd.add_option("--fixture", args.fixture, "Replay a captured machine (fixture folder) instead of this one")
       ->check(CLI::ExistingDirectory);
-  add_detect_setting_options(cmd, args, {"backends", "timeout-ms", "system-probes", "all-tools"});
+  add_detect_setting_options(cmd, args, {"backends", "timeout-ms", "system-probes", "all-tools", "plugin-path",
+                                         "plugins-in-process", "plugin-host"});
   add_host_option(cmd, args);
   cmd.add_flag("--pretty", args.pretty, "Indent the JSON (no effect with --table)");
   auto* table = cmd.add_flag("--table", args.table,
