@@ -263,6 +263,8 @@ std::vector<DoctorBackend> backends_of(const std::vector<DiagnosticEvent>& event
   std::vector<DoctorBackend> out;
   for (const Detector* d : detector_table()) {
     if (!d->backend || !options.enabled(*d->backend)) continue;
+    // The plugin backend is examined where some plugin is installed.
+    if (*d->backend == Backend::plugin && (!options.plugins || options.plugins->empty())) continue;
     DoctorBackend b;
     b.backend = std::string(d->name);
     std::set<std::string> looked, tools;

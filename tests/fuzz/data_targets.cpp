@@ -26,6 +26,25 @@ void registry_json(std::string_view, std::string_view input, Findings& findings)
   findings.check(to_json(*reread) == once, "registry JSON: a second round trip differs");
 }
 
+// What a plugin emits (docs/plugins.md): whatever it says, each device kept is
+// the plugin's own, with a name, a family other than cpu, a unique id.
+void plugin_document(std::string_view, std::string_view input, Findings& findings) {
+  PluginDescriptor descriptor;
+  descriptor.abi_version = plugin_abi_version;
+  descriptor.name = "tenstorrent";
+  const auto out = read_plugin_document(input, descriptor);
+  if (!out) return;
+  findings.check(out->devices.size() <= max_plugin_devices, "plugin document: more devices than the cap");
+  std::set<std::string> ids;
+  for (const auto& d : out->devices) {
+    findings.check(d.backend == Backend::plugin && d.id.starts_with("tenstorrent:"), "plugin document: another backend's device kept");
+    findings.check(d.family != Family::cpu && !d.name.empty(), "plugin document: a CPU or nameless device kept");
+    findings.check(ids.insert(d.id).second, "plugin document: an id kept twice");
+    findings.check(d.properties.contains("plugin"), "plugin document: a device without its plugin's name");
+  }
+  for (const auto& w : out->warnings) findings.check(w.backend == "tenstorrent", "plugin document: a warning filed under another backend");
+}
+
 void fixture_manifest(std::string_view, std::string_view input, Findings& findings) {
   const auto manifest = parse_fixture_manifest(input);
   if (!manifest) return;

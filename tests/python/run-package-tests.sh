@@ -48,7 +48,8 @@ wheel=$(ls "$work"/wheels/hwaccel-*.whl)
 "$python" - "$wheel" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-for needed in ("hwaccel/__init__.py", "hwaccel/py.typed", "hwaccel/_native.pyi", "hwaccel/bin/hwaccel"):
+for needed in ("hwaccel/__init__.py", "hwaccel/py.typed", "hwaccel/_native.pyi", "hwaccel/bin/hwaccel",
+               "hwaccel/bin/hwaccel-plugin-host"):
     assert needed in names, f"{needed} is not in the wheel"
 assert any(n.startswith("hwaccel/_native.") and n.endswith(".so") for n in names), "no extension module"
 unwanted = [n for n in names if "/headers/" in n or n.endswith((".h", ".cppm", ".pc", ".1")) or "libhwaccel" in n]

@@ -16,12 +16,15 @@ namespace hwaccel::cli {
 
 /// The machine a command plans on when no --devices are given: the
 /// --fixture folder replayed, else this one ("cannot replay fixture: why",
-/// exit 1, when the fixture cannot be read).
+/// exit 1, when the fixture cannot be read). Either is detected as
+/// AcceleratorRegistry::detect() detects: $HWACCEL_BACKENDS, the plugin
+/// folders of $HWACCEL_PLUGIN_PATH.
 inline CommandResult<AcceleratorRegistry> machine_registry(const std::string& fixture_dir) {
   if (fixture_dir.empty()) return AcceleratorRegistry::detect();
   auto fixture = FixtureSystem::open(fixture_dir);
   if (!fixture) return failure("cannot replay fixture: " + fixture.error().message);
-  return DetectBuilder{}.detect(**fixture);
+  const auto settings = read_detect_settings({}, process_environment(), BadEnvironment::ignore);
+  return (settings ? settings->builder() : DetectBuilder{}).detect(**fixture);
 }
 
 /// The nodes a plan or estimate is made for: --devices (names of the table
