@@ -65,9 +65,12 @@ else
   python3 -c 'import json, sys; json.dump({"ids": [d["id"] for d in json.load(open(sys.argv[1]))["devices"]]}, open(sys.argv[2], "w"))' \
     "$work/c.json" "$work/python.json"
 fi
-python3 - "$work/cli.json" "$work/c.json" "$work/python.json" <<'PY'
+python3 - "$work/cli.json" "$work/c.json" "$work/python.json" "$source/docs/registry.schema.json" <<'PY'
 import json, sys
+import jsonschema
 cli = json.load(open(sys.argv[1]))
+jsonschema.validate(cli, json.load(open(sys.argv[4])))
+print("ok: the registry with the plugin's devices validates against docs/registry.schema.json")
 c = json.load(open(sys.argv[2]))
 py = json.load(open(sys.argv[3]))
 want = ["tenstorrent:0", "tenstorrent:1"]
