@@ -270,6 +270,16 @@ struct BackendFacts {
   /// The variables its runtimes read to choose devices; the first that
   /// selects devices is the one a launch sets.
   std::span<const VisibilityVariable> visibility_variables;
+  /// The variable a lease sets to give a command its devices, when it is not
+  /// launch_variable(): the one every runtime on the backend obeys
+  /// (ROCR_VISIBLE_DEVICES below HIP's own list; Level Zero's ZE_AFFINITY_MASK).
+  std::string_view lease_variable;
+  /// Variables a lease clears beside it: lists that would renumber its
+  /// devices again (HIP_VISIBLE_DEVICES within ROCR's).
+  std::span<const std::string_view> lease_clears;
+  /// The lease variable takes device UUIDs (stable across other jobs' masks
+  /// and CUDA_DEVICE_ORDER) rather than indices.
+  bool lease_by_uuid = false;
   /// Inference runtimes that serve models on its devices: "vllm", "sglang",
   /// "tensorrt-llm", "llama.cpp", "mlx", "optimum-habana", ...
   std::span<const std::string_view> runtimes;
@@ -299,6 +309,8 @@ struct BackendFacts {
       if (v.role == VisibilityVariable::Role::selects) return v.name;
     return {};
   }
+  /// The variable a lease sets: lease_variable, else launch_variable().
+  std::string_view leasing_variable() const noexcept { return lease_variable.empty() ? launch_variable() : lease_variable; }
   /// Whether `name` is one of its drivers or modules.
   bool uses_module(std::string_view name) const noexcept {
     for (const auto m : drivers)

@@ -166,14 +166,6 @@ std::string holder_text(const std::string& dir, const Unit& u) {
   return text::cat("held by ", h->user, " (PID ", h->pid, ") since ", when);
 }
 
-// The variable that selects a backend's devices for every runtime on it:
-// ROCR_VISIBLE_DEVICES below HIP (HIP's own list renumbers within ROCR's, so
-// it is cleared), ZE_AFFINITY_MASK for Level Zero; else the detector row's.
-std::string selecting_variable(Backend b) {
-  if (b == Backend::rocm) return "ROCR_VISIBLE_DEVICES";
-  if (b == Backend::intel_oneapi) return "ZE_AFFINITY_MASK";
-  return std::string(facts_of(b).launch_variable());
-}
 
 struct LeaseEnvironment {
   std::vector<std::pair<std::string, std::string>> set;
@@ -187,15 +179,15 @@ LeaseEnvironment environment_of(const std::vector<Unit>& units) {
   std::vector<std::string> order;
   for (const Unit& u : units) {
     const Backend b = u.device->backend;
-    const std::string var = selecting_variable(b);
+    const BackendFacts& facts = facts_of(b);
+    const std::string var(facts.leasing_variable());
     if (var.empty()) {
       env.warnings.push_back(text::cat("no variable selects ", to_string(b), " devices: the command sees every one, and ",
                                        u.id, " is only reserved for it"));
       continue;
     }
     std::string item;
-    if (b == Backend::cuda) {
-      // By UUID: indices change with CUDA_DEVICE_ORDER and other jobs' masks.
+    if (facts.lease_by_uuid) {
       if (u.partition && u.partition->uuid) item = *u.partition->uuid;
       else if (!u.partition && u.device->uuid) item = *u.device->uuid;
     }
@@ -207,9 +199,8 @@ LeaseEnvironment environment_of(const std::vector<Unit>& units) {
     auto [it, fresh] = lists.try_emplace(var, item);
     if (fresh) order.push_back(var);
     else it->second += "," + item;
-    if (b == Backend::rocm)
-      for (const char* name : {"HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"})
-        if (std::find(env.cleared.begin(), env.cleared.end(), name) == env.cleared.end()) env.cleared.emplace_back(name);
+    for (const std::string_view name : facts.lease_clears)
+      if (std::find(env.cleared.begin(), env.cleared.end(), name) == env.cleared.end()) env.cleared.emplace_back(name);
   }
   for (const auto& var : order) env.set.emplace_back(var, lists[var]);
   std::erase_if(env.cleared, [&](const std::string& name) { return lists.contains(name); });

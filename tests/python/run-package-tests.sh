@@ -21,6 +21,8 @@ builddir=build-python/package
 # reuses the first one's build.
 settings=(--config-settings=builddir="$builddir" --config-settings=setup-args=-Doptimization=0)
 step() { printf '==> %s\n' "$*"; }
+# The package finds its own plugin host (hwaccel/bin/), not the build tree's.
+unset HWACCEL_PLUGIN_HOST HWACCEL_PLUGIN_PATH
 
 step "venv 1: pip install --no-build-isolation ."
 mkdir -p "$source_dir/$builddir"

@@ -110,6 +110,31 @@ TEST_F(Plugins, ExampleReadsItsFixtureThroughTheSystemTable) {
   }
 }
 
+// What a plugin reads is what a capture records: detected through a
+// recording, the written fixture replays the plugin's devices without the
+// machine it was recorded on.
+TEST_F(Plugins, ACaptureRecordsWhatAPluginRead) {
+  PluginFolder folder{"example"};
+  auto machine = open_machine(example_fixture());
+  ASSERT_TRUE(machine);
+  RecordingSystem recorder(*machine);
+  const auto recorded = DetectBuilder{}.plugins(settings_for(folder)).detect(recorder);
+  ASSERT_EQ(plugin_devices(recorded).size(), 2u);
+  TempDir out;
+  const auto written = recorder.write((out.path() / "capture").string(), "recorded plugin machine", "plugin_test");
+  ASSERT_TRUE(written) << written.error().message;
+  EXPECT_TRUE(fs::exists(out.path() / "capture/root/sys/class/example_accel/accel1/memory_bytes"));
+  auto replay = open_machine(out.path() / "capture");
+  ASSERT_TRUE(replay);
+  const auto replayed = DetectBuilder{}.plugins(settings_for(folder)).detect(*replay);
+  const auto devices = plugin_devices(replayed);
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[1]->name, "Example NPU 200");
+  EXPECT_EQ(devices[1]->driver_version, "3.1.4");  // the tool run, recorded
+  EXPECT_TRUE(devices[1]->visible);                 // the environment, recorded
+  EXPECT_FALSE(devices[0]->visible);
+}
+
 TEST_F(Plugins, DescribedWithoutDetecting) {
   PluginFolder folder{"example", "wrong_abi"};
   const auto described = describe_plugins(settings_for(folder));

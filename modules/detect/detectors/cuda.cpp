@@ -1024,6 +1024,8 @@ const Detector cuda_detector{
               .driver_remedy = "load NVIDIA's kernel driver (sudo modprobe nvidia), or install the driver for this GPU",
               .vendor = "NVIDIA",
               .visibility_variables = cuda_visibility,
+              // By UUID: indices change with CUDA_DEVICE_ORDER and other jobs' masks.
+              .lease_by_uuid = true,
               .runtimes = cuda_runtimes,
               .container_remedy = "start the container with the GPUs (docker run --gpus all, with the NVIDIA Container "
                                   "Toolkit; in Kubernetes, request nvidia.com/gpu)",

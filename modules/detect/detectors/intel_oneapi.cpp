@@ -511,6 +511,7 @@ const Detector intel_oneapi_detector{
               .driver_remedy = "load the i915 or xe driver (sudo modprobe xe), or install a kernel that supports this GPU",
               .vendor = "Intel",
               .visibility_variables = oneapi_visibility,
+              .lease_variable = "ZE_AFFINITY_MASK",  // Level Zero's: SYCL and every runtime over it
               .runtimes = oneapi_runtimes,
               .container_remedy = "start the container with --device /dev/dri",
               .tool_packages = oneapi_packages,

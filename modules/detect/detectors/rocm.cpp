@@ -980,6 +980,8 @@ constexpr VisibilityVariable rocm_visibility[] = {
     {"GPU_DEVICE_ORDINAL", VisibilityVariable::Role::other},
 };
 constexpr std::string_view rocm_runtimes[] = {"vllm", "sglang", "llama.cpp"};
+// HIP's list renumbers within ROCR's, and HIP also reads the CUDA one.
+constexpr std::string_view rocm_lease_clears[] = {"HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"};
 constexpr ToolPackage rocm_packages[] = {{"rocm-smi", "rocm-smi-lib (ROCm)"}};
 
 std::vector<std::string> rocm_device_nodes(const System& system, const PciAddress& address) {
@@ -999,6 +1001,9 @@ const Detector rocm_detector{
               .driver_remedy = "load amdgpu (sudo modprobe amdgpu), or install the amdgpu-dkms package of ROCm",
               .vendor = "AMD",
               .visibility_variables = rocm_visibility,
+              // Below HIP, so that every runtime on ROCm (HIP, OpenCL, HSA) obeys it.
+              .lease_variable = "ROCR_VISIBLE_DEVICES",
+              .lease_clears = rocm_lease_clears,
               .runtimes = rocm_runtimes,
               .container_remedy = "start the container with --device /dev/kfd --device /dev/dri (in Kubernetes, request amd.com/gpu)",
               .tool_packages = rocm_packages,

@@ -65,6 +65,10 @@ isolated = detect("n300-and-p150a")
 inproc = detect("n300-and-p150a", "--plugins-in-process")
 expect(isolated == inproc, "isolated and in-process detection give the same registry")
 
+metrics = run("metrics", "--fixture", os.path.join(fixtures, "n300-and-p150a"))
+expect('hwaccel_device_info{device="tenstorrent:1",backend="plugin",model="Tenstorrent Blackhole p150a"' in metrics,
+       "hwaccel metrics exports the cards' inventory")
+
 specs = os.path.join(source, "device-specs.json")
 env["HWACCEL_DEVICE_SPECS"] = specs
 plan = json.loads(run("plan", "--model", "llama-3.1-8b", "--fixture", os.path.join(fixtures, "n300-and-p150a"),
