@@ -211,8 +211,14 @@ PluginRun run_isolated(const PluginFile& file, const std::string& host, const De
 /// Runs one plugin in this process.
 PluginRun run_in_process(const PluginFile& file, const DetectContext* ctx, const PluginLimits& limits);
 
-/// The descriptor of a plugin that could not be described: its path's name.
+/// How messages name a plugin: "plugin 'NAME' (PATH)", or "plugin PATH"
+/// before its descriptor is known.
 std::string plugin_label(const PluginFile& file, const std::optional<PluginDescriptor>& descriptor);
+
+/// Takes a descriptor read from a plugin (in process or from its host):
+/// sets its family from the descriptor's text ("" is asic) and checks it
+/// (check_descriptor). The warning that refuses it, or nothing.
+std::optional<Warning> accept_descriptor(PluginDescriptor& descriptor, std::string_view family, const PluginFile& file);
 
 /// Reads an Inventory object of the registry's JSON form ("devices",
 /// "warnings", ...) without the registry's schema_version: what a plugin

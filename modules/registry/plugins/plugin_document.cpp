@@ -20,6 +20,21 @@ std::string plugin_label(const PluginFile& file, const std::optional<PluginDescr
   return text::cat("plugin ", file.path);
 }
 
+std::optional<Warning> accept_descriptor(PluginDescriptor& d, std::string_view family, const PluginFile& file) {
+  if (d.abi_version == plugin_abi_version) {
+    const auto parsed = family.empty() ? Result<Family>(Family::asic) : parse_family(family);
+    if (!parsed || *parsed == Family::cpu)
+      return Warning{"plugin", WarningKind::invalid_value,
+                     text::cat("plugin '", text::excerpt(d.name, 40), "' (", file.path, ") names family \"",
+                               text::excerpt(family, 40), "\" (one of gpu, npu, tpu, asic)")};
+    d.family = *parsed;
+  }
+  if (auto ok = check_descriptor(d, file.path); !ok)
+    return Warning{"plugin", ok.error().kind == ErrorKind::unsupported ? WarningKind::unsupported : WarningKind::invalid_value,
+                   ok.error().message};
+  return std::nullopt;
+}
+
 }  // namespace plugin_detail
 
 Result<void> check_descriptor(const PluginDescriptor& d, std::string_view path) {

@@ -165,15 +165,12 @@ PluginRun run_in_process(const PluginFile& file, const DetectContext* ctx, const
   PluginDescriptor& desc = run.descriptor.emplace();
   desc.abi_version = d->abi_version;
   desc.name = in_process_text(d->name);
+  std::string family;
   if (d->abi_version == HWACCEL_PLUGIN_ABI_VERSION) {
+    family = in_process_text(d->family);
     desc.version = in_process_text(d->version);
     desc.description = in_process_text(d->description);
     desc.vendor = in_process_text(d->vendor);
-    const std::string family = in_process_text(d->family);
-    if (family.empty()) desc.family = Family::asic;
-    else if (const auto f = parse_family(family); f && *f != Family::cpu) desc.family = *f;
-    else return failure(WarningKind::invalid_value, text::cat(plugin_label(file, run.descriptor), " names family \"",
-                                                              text::excerpt(family, 40), "\" (one of gpu, npu, tpu, asic)"));
     desc.drivers = in_process_list(d->drivers);
     desc.kernel_modules = in_process_list(d->kernel_modules);
     for (std::size_t i = 0; d->pci_ids && i < d->pci_id_count && i < 256; ++i)
@@ -182,9 +179,10 @@ PluginRun run_in_process(const PluginFile& file, const DetectContext* ctx, const
     desc.visibility_variable = in_process_text(d->visibility_variable);
     desc.tools = in_process_list(d->tools);
   }
-  if (auto ok = check_descriptor(desc, file.path); !ok)
-    return failure(ok.error().kind == ErrorKind::unsupported ? WarningKind::unsupported : WarningKind::invalid_value,
-                   ok.error().message);
+  if (auto refused = accept_descriptor(desc, family, file)) {
+    run.failure = std::move(*refused);
+    return run;
+  }
   if (!ctx || !d->detect) return run;
 
   InProcessCalls calls{PluginCalls(*ctx, desc.name), limits.output_cap, {}, false, {}, {}};

@@ -112,7 +112,8 @@ std::string how_it_ended(int status) {
   return "ended";
 }
 
-std::optional<PluginDescriptor> decode_descriptor(wire::FrameReader& r, std::string& problem) {
+// The descriptor's fields; its family as the plugin spelled it goes to `family`.
+std::optional<PluginDescriptor> decode_descriptor(wire::FrameReader& r, std::string& family) {
   PluginDescriptor d;
   d.abi_version = r.u32();
   d.name.assign(r.str());
@@ -121,7 +122,7 @@ std::optional<PluginDescriptor> decode_descriptor(wire::FrameReader& r, std::str
   d.version.assign(r.str());
   d.description.assign(r.str());
   d.vendor.assign(r.str());
-  const std::string family(r.str());
+  family.assign(r.str());
   d.drivers = r.strings(256);
   d.kernel_modules = r.strings(256);
   const std::uint32_t pci = r.u32();
@@ -130,9 +131,6 @@ std::optional<PluginDescriptor> decode_descriptor(wire::FrameReader& r, std::str
   d.visibility_variable.assign(r.str());
   d.tools = r.strings(256);
   if (!r.finished()) return std::nullopt;
-  if (family.empty()) d.family = Family::asic;
-  else if (const auto f = parse_family(family); f && *f != Family::cpu) d.family = *f;
-  else problem = text::cat("names family \"", text::excerpt(family, 40), "\" (one of gpu, npu, tpu, asic)");
   return d;
 }
 
@@ -280,20 +278,16 @@ PluginRun run_isolated(const PluginFile& file, const std::string& host, const De
       return failure(WarningKind::unsupported, text::cat("plugin ", file.path, " cannot be loaded: ", why));
     }
     if (op == wire::Op::descriptor && !run.descriptor) {
-      std::string problem;
-      run.descriptor = decode_descriptor(r, problem);
+      std::string family;
+      run.descriptor = decode_descriptor(r, family);
       if (!run.descriptor) {
         child.end();
         return failure(WarningKind::parse_error, text::cat("plugin ", file.path, ": its host sent a malformed descriptor"));
       }
-      if (!problem.empty()) {
+      if (auto refused = accept_descriptor(*run.descriptor, family, file)) {
         child.end();
-        return failure(WarningKind::invalid_value, text::cat(plugin_label(file, run.descriptor), " ", problem));
-      }
-      if (auto ok = check_descriptor(*run.descriptor, file.path); !ok) {
-        child.end();
-        return failure(ok.error().kind == ErrorKind::unsupported ? WarningKind::unsupported : WarningKind::invalid_value,
-                       ok.error().message);
+        run.failure = std::move(*refused);
+        return run;
       }
       if (ctx) calls.emplace(*ctx, run.descriptor->name);
       continue;
