@@ -193,10 +193,35 @@ DeviceTelemetry rocm_smi_telemetry(const parsers::RocmSmiGpu& gpu, std::vector<s
 
 }  // namespace
 
+namespace {
+
+// Reading an eight-GPU report costs milliseconds, and the slow-tool cache
+// hands back the same text for its max age at every sample (`top`, the
+// exporter): its table is kept with it. An explicit cache of one report per
+// process, keyed by the text itself.
+Result<parsers::NvidiaGpuTable> parse_report_once(const std::string& text) {
+  static std::mutex mutex;
+  static std::string parsed_text;
+  static std::optional<parsers::NvidiaGpuTable> parsed_table;
+  {
+    const std::lock_guard lock(mutex);
+    if (parsed_table && parsed_text == text) return *parsed_table;
+  }
+  auto table = parsers::parse_query_text(text);
+  if (table) {
+    const std::lock_guard lock(mutex);
+    parsed_text = text;
+    parsed_table = *table;
+  }
+  return table;
+}
+
+}  // namespace
+
 Result<parsers::NvidiaGpuTable> run_mig_query(const System& system, const TelemetryOptions& options) {
   auto result = run_tool(system, {"nvidia-smi", "-q"}, slow_timeout(options), options.slow_tools.get());
   if (!result) return fail(result.error());
-  return parsers::parse_query_text(result->out);
+  return parse_report_once(result->out);
 }
 
 Result<NvidiaReport> run_nvidia_report(const System& system, const TelemetryOptions& options) {

@@ -33,14 +33,22 @@ void check_model(const ModelDescription& m, Findings& findings, std::string_view
 }
 
 // The model readers take a path: each process writes its inputs to a folder
-// of its own (no config.json beside them, so safetensors infers the shape).
+// of its own (no config.json beside them, so safetensors infers the shape),
+// removed when the process exits.
+struct ScratchFolder {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / ("hwaccel-fuzz-" + std::to_string(::getpid()));
+  ScratchFolder() { std::filesystem::create_directories(path); }
+  ~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+};
+
 std::filesystem::path scratch_file(std::string_view name) {
-  static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("hwaccel-fuzz-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir / name;
+  static const ScratchFolder folder;
+  return folder.path / name;
 }
 
 std::optional<std::filesystem::path> write_scratch(std::string_view name, std::string_view input) {

@@ -224,9 +224,13 @@ int run_top(const TopArgs& args) {
   enum class Mode { browse, filter, confirm } mode = Mode::browse;
   std::string typed;
   auto next_sample = std::chrono::steady_clock::now();
+  // The screen is drawn again only when a sample, a key or a resize changed
+  // it: a wait that ends early (a signal, ncurses' own wake-ups) costs no frame.
+  bool dirty = true;
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_sample) {
+      dirty = true;
       if (watcher)
         if (auto current = watcher->registry(); current && current != registry) {
           registry = std::move(current);
@@ -242,10 +246,13 @@ int run_top(const TopArgs& args) {
       view.add_sample(sample_telemetry(*registry, system, options));
       next_sample = std::chrono::steady_clock::now() + interval;
     }
-    screen->draw(view.frame(screen->columns(), screen->rows()));
+    if (dirty) screen->draw(view.frame(screen->columns(), screen->rows()));
+    dirty = false;
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_sample - std::chrono::steady_clock::now());
     const ScreenKey key = screen->next_key(std::max(wait, std::chrono::milliseconds(0)));
-    if (key.kind == ScreenKey::none || key.kind == ScreenKey::resize) continue;
+    if (key.kind == ScreenKey::none) continue;
+    dirty = true;
+    if (key.kind == ScreenKey::resize) continue;
     if (key.kind == ScreenKey::interrupt) break;
     if (mode == Mode::filter) {
       if (key.kind == ScreenKey::enter) {
