@@ -25,12 +25,17 @@ void apply_plugin_visibility(std::vector<DeviceProfile>& devices, const PluginDe
   const auto value = system.env(d.visibility_variable);
   if (!value) return;
   const auto listed = text::split_trimmed(*value, ',');
+  // Each entry's canonical bus id, read once (device.pci_bus_id is canonical).
+  std::vector<std::string> buses;
+  for (const auto entry : listed) {
+    const auto address = PciAddress::parse(entry);
+    buses.push_back(address ? address->to_string() : std::string());
+  }
   for (auto& device : devices) {
     const std::string_view number = std::string_view(device.id).substr(d.name.size() + 1);
     std::optional<std::uint32_t> position;
     for (std::uint32_t i = 0; i < listed.size(); ++i) {
-      const bool same_bus = device.pci_bus_id && PciAddress::parse(listed[i]) &&
-                            PciAddress::parse(listed[i])->to_string() == *device.pci_bus_id;
+      const bool same_bus = device.pci_bus_id && !buses[i].empty() && buses[i] == *device.pci_bus_id;
       if (listed[i] == number || same_bus) {
         position = i;
         break;
