@@ -62,6 +62,22 @@ std::string pci_id_text(std::uint16_t vendor_id, std::uint16_t device_id) {
   return out;
 }
 
+std::string_view gpu_vendor_name(std::uint32_t vendor_id) noexcept {
+  struct VendorName {
+    std::uint32_t id;
+    std::string_view name;
+  };
+  static constexpr VendorName names[] = {
+      {0x1002, "AMD"},      {0x1022, "AMD"},       {0x10de, "NVIDIA"},   {0x8086, "Intel"},
+      {0x106b, "Apple"},    {0x13b5, "ARM"},       {0x5143, "Qualcomm"}, {0x4d4f4351, "Qualcomm"},
+      {0x1010, "Imagination"}, {0x14e4, "Broadcom"}, {0x1414, "Microsoft"}, {0x15ad, "VMware"},
+      {0x1af4, "Red Hat"},  {0x1ab8, "Parallels"}, {0x10005, "Mesa"},
+  };
+  for (const auto& v : names)
+    if (v.id == vendor_id) return v.name;
+  return {};
+}
+
 PciFunction describe_accel_function(const DetectContext& ctx, DetectorOutput& out, const AccelFunction& function,
                                     std::string_view driver, DeviceProfile& device) {
   const System& sys = ctx.system();

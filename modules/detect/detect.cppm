@@ -10,6 +10,7 @@ module;
 export module hwaccel.detect;
 export import hwaccel.hardware;
 export import :system;
+export import :windows_facts;
 export import :live;
 export import :fixture;
 export import :timeline;

@@ -460,6 +460,10 @@ std::vector<AccelFunction> accel_functions_of_driver(const System& system, std::
 /// "8086:7d1d": a PCI vendor:device pair as lspci -n prints it.
 std::string pci_id_text(std::uint16_t vendor_id, std::uint16_t device_id);
 
+/// The GPU vendor a PCI vendor id (or a Khronos vendor id, 0x10000 and up)
+/// names, as devices report it ("NVIDIA", "AMD", "Intel"); empty when unknown.
+std::string_view gpu_vendor_name(std::uint32_t vendor_id) noexcept;
+
 /// Fills what every device of a DRM accel driver shares from sysfs: PCI bus
 /// id, NUMA node, CPU affinity, PCIe link, and the properties "pci_id",
 /// "driver" and "device_node" (/dev/accel/accelN). A function without an

@@ -83,7 +83,8 @@ Family default_family(Backend b) noexcept {
     case Backend::rocm:
     case Backend::apple:
     case Backend::vulkan:
-    case Backend::intel_oneapi: return Family::gpu;
+    case Backend::intel_oneapi:
+    case Backend::dxgi: return Family::gpu;
     case Backend::intel_npu:
     case Backend::amd_xdna:
     case Backend::samsung_npu:

@@ -37,6 +37,9 @@ enum class Backend : std::uint8_t {
   groq,
   samsung_npu,
   mediatek_apu,
+  /// Graphics adapters Windows enumerates through DXGI (docs/windows.md),
+  /// kept where no vendor backend reports the same GPU.
+  dxgi,
   /// Devices a third-party plugin reports (docs/plugins.md); each device's
   /// properties["plugin"] names the plugin.
   plugin,
@@ -62,6 +65,7 @@ inline constexpr std::pair<Backend, std::string_view> backend_table[] = {
     {Backend::groq, "groq"},
     {Backend::samsung_npu, "samsung_npu"},
     {Backend::mediatek_apu, "mediatek_apu"},
+    {Backend::dxgi, "dxgi"},
     {Backend::plugin, "plugin"},
 };
 

@@ -585,7 +585,10 @@ QuantizationSupport quantization_support(QuantizationLevel level, const DeviceTr
     case Backend::cuda: return cuda_support(level, d);
     case Backend::rocm: return rocm_support(level, d);
     case Backend::apple: return apple_support(level, d);
-    case Backend::vulkan: return vulkan_support(level);
+    // A DXGI adapter no vendor backend reports is served by llama.cpp's
+    // Vulkan backend, as any Vulkan GPU is.
+    case Backend::vulkan:
+    case Backend::dxgi: return vulkan_support(level);
     case Backend::intel_oneapi: return oneapi_support(level);
     case Backend::tpu: return tpu_support(level, d);
     case Backend::gaudi: return gaudi_support(level, d);

@@ -75,8 +75,9 @@ bool backend_compatible(const DeviceSpec& spec, const SpecQuery& q) {
   if (q.family && spec.family != *q.family) return false;
   const Backend backend = q.backend;
   if (spec.backend == backend) return true;
-  // Vulkan sees the same discrete GPUs the vendor stacks do.
-  return backend == Backend::vulkan && spec.family == Family::gpu && spec.backend != Backend::apple;
+  // Vulkan and DXGI see the same discrete GPUs the vendor stacks do.
+  return (backend == Backend::vulkan || backend == Backend::dxgi) && spec.family == Family::gpu &&
+         spec.backend != Backend::apple;
 }
 
 bool has_pci_id(const DeviceSpec& spec, std::uint16_t vendor, std::uint16_t device) {
@@ -249,6 +250,16 @@ SpecQuery spec_query_of(const DeviceProfile& d) noexcept {
   q.memory_bytes = d.memory_bytes;
   q.pci_vendor_id = id_property(d, "pci_vendor_id");
   q.pci_device_id = id_property(d, "pci_device_id");
+  // "10de:2882", as lspci -n and most detectors write the pair.
+  if (const auto it = d.properties.find("pci_id"); it != d.properties.end() && !q.pci_device_id) {
+    std::string_view rest = it->second;
+    const auto vendor = text::parse_hex(text::next_token(rest, ':'));
+    const auto device = text::parse_hex(rest);
+    if (vendor && device && *vendor <= 0xffff && *device <= 0xffff) {
+      q.pci_vendor_id = static_cast<std::uint16_t>(*vendor);
+      q.pci_device_id = static_cast<std::uint16_t>(*device);
+    }
+  }
   return q;
 }
 

@@ -178,6 +178,8 @@ Runtime default_runtime(Backend backend, QuantizationLevel level, bool gguf_file
     case Backend::rocm: return gguf ? Runtime::llama_cpp_rocm : Runtime::vllm_rocm;
     case Backend::apple: return gguf ? Runtime::llama_cpp_metal : Runtime::mlx;
     case Backend::cpu: return Runtime::llama_cpp_cpu;
+    // A GPU only DXGI reports is served through llama.cpp's Vulkan backend.
+    case Backend::dxgi: return Runtime::llama_cpp_vulkan;
     default: return gguf ? Runtime::llama_cpp_vulkan : Runtime::vllm;
   }
 }

@@ -34,6 +34,30 @@ std::uint64_t leading_u64(std::string_view input, std::size_t bytes) {
 
 }  // namespace
 
+// The Windows System's documents: what parses writes back to the same value,
+// and the DXGI detector makes a device of every adapter without failing.
+void dxgi_adapters(std::string_view, std::string_view input, Findings& findings) {
+  const auto adapters = parse_dxgi_adapters(input);
+  if (!adapters) return;
+  const auto again = parse_dxgi_adapters(format_dxgi_adapters(*adapters));
+  findings.check(again && *again == *adapters, "DXGI adapters: the written document reads back differently");
+  std::uint32_t index = 0;
+  for (const auto& a : *adapters) {
+    const DeviceProfile d = parsers::dxgi_device(a, index++);
+    findings.check(d.backend == Backend::dxgi && !d.name.empty(), "DXGI adapters: a device without a name");
+    findings.check(!d.memory_bytes || *d.memory_bytes <= (std::uint64_t{1} << 51), "DXGI adapters: memory beyond the bound");
+  }
+}
+
+void windows_system(std::string_view, std::string_view input, Findings& findings) {
+  const auto facts = parse_windows_system(input);
+  if (!facts) return;
+  const auto again = parse_windows_system(format_windows_system(*facts));
+  findings.check(again && *again == *facts, "Windows system: the written document reads back differently");
+  findings.check(!facts->memory_bytes || !facts->memory_available_bytes || *facts->memory_available_bytes <= *facts->memory_bytes,
+                 "Windows system: more memory available than there is");
+}
+
 void kfd_properties(std::string_view, std::string_view input, Findings& findings) {
   const auto node = parsers::parse_kfd_node_properties(input);
   for (const auto& key : node.invalid_keys) findings.check(!key.empty(), "KFD: an empty invalid key");

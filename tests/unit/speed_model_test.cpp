@@ -22,6 +22,8 @@
 #include <tuple>
 #include <vector>
 
+#include "../test_support.hpp"
+
 import hwaccel;
 
 namespace {

@@ -311,6 +311,33 @@ void fill_from_sysctl(const DetectContext& ctx, DetectorOutput& out, CpuInfo& cp
   }
 }
 
+// Windows: what its System answers at windows_system_path. False when there
+// is no such document (not Windows).
+bool fill_from_windows(const DetectContext& ctx, DetectorOutput& out, CpuInfo& cpu) {
+  const auto file = ctx.system().read_file(windows_system_path);
+  if (!file) {
+    if (file.error().kind != ErrorKind::not_found) ctx.warn(out, file.error());
+    return file.error().kind != ErrorKind::not_found;
+  }
+  auto facts = parse_windows_system(file->data);
+  if (!facts) {
+    ctx.warn(out, facts.error());
+    return true;
+  }
+  cpu.model_name = std::move(facts->processor_name);
+  if (facts->processor_vendor == "GenuineIntel") cpu.vendor = "Intel";
+  else if (facts->processor_vendor == "AuthenticAMD") cpu.vendor = "AMD";
+  else if (facts->processor_vendor) cpu.vendor = std::move(facts->processor_vendor);
+  cpu.architecture = std::move(facts->architecture);
+  cpu.logical_cores = facts->logical_processors;
+  cpu.physical_cores = facts->physical_cores;
+  cpu.sockets = facts->sockets;
+  cpu.memory_total_bytes = facts->memory_bytes;
+  cpu.memory_available_bytes = facts->memory_available_bytes;
+  cpu.isa_features = std::move(facts->isa_features);
+  return true;
+}
+
 DetectorOutput detect_cpu(const DetectContext& ctx) {
   DetectorOutput out;
   const System& sys = ctx.system();
@@ -374,8 +401,10 @@ DetectorOutput detect_cpu(const DetectContext& ctx) {
   }
 
   if (!have_proc) {
-    if (sys.find_tool("sysctl")) fill_from_sysctl(ctx, out, cpu);
-    else ctx.warn(out, meminfo_file.error());
+    if (!fill_from_windows(ctx, out, cpu)) {
+      if (sys.find_tool("sysctl")) fill_from_sysctl(ctx, out, cpu);
+      else ctx.warn(out, meminfo_file.error());
+    }
   } else {
     cpu.numa_nodes = numa_nodes(sys);
     cpu.cgroup_memory_limit_bytes = cgroup_memory_limit(sys);

@@ -241,16 +241,6 @@ namespace {
 
 constexpr std::array<std::string_view, 1> vulkan_tools = {"vulkaninfo"};
 
-struct VendorId {
-  std::uint32_t id;
-  std::string_view name;
-};
-constexpr std::array<VendorId, 11> vulkan_vendors = {{
-    {0x1002, "AMD"},      {0x1022, "AMD"},         {0x10de, "NVIDIA"},   {0x8086, "Intel"},
-    {0x106b, "Apple"},    {0x13b5, "ARM"},         {0x5143, "Qualcomm"}, {0x1010, "Imagination"},
-    {0x14e4, "Broadcom"}, {0x1414, "Microsoft"},   {0x10005, "Mesa"},
-}};
-
 std::string hex_id(std::uint32_t v) {
   constexpr char digits[] = "0123456789abcdef";
   int n = 4;
@@ -315,8 +305,7 @@ DeviceProfile profile_of(const parsers::VulkanDevice& s, const parsers::VulkanDe
   d.integrated = s.device_type == "INTEGRATED_GPU";
   d.memory_kind = d.integrated ? MemoryKind::unified : MemoryKind::dedicated;
   if (s.vendor_id) {
-    for (const auto& v : vulkan_vendors)
-      if (v.id == *s.vendor_id) d.vendor = std::string(v.name);
+    if (const auto vendor = gpu_vendor_name(*s.vendor_id); !vendor.empty()) d.vendor = std::string(vendor);
     d.properties.emplace("vulkan_vendor_id", hex_id(*s.vendor_id));
   }
   if (s.device_id) d.properties.emplace("vulkan_device_id", hex_id(*s.device_id));

@@ -62,6 +62,7 @@ void finalize_inventory(Inventory& inv, const System& system, const DetectOption
   if (tell_merges)
     for (const auto& d : inv.devices)
       if (d.backend == Backend::vulkan) vulkan_before.emplace_back(d.name, d.pci_bus_id.value_or(""));
+  merge_dxgi_devices(inv);
   merge_vulkan_devices(inv, system);
   if (tell_merges) {
     std::vector<std::pair<std::string, std::string>> vulkan_after;

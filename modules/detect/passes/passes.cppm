@@ -14,6 +14,15 @@ import :system;
 
 export namespace hwaccel {
 
+/// Folds each DXGI adapter that is the same GPU as a vendor backend's device
+/// (nvidia-smi.exe's CUDA device, on Windows) into that device, as properties
+/// (dxgi_luid, dxgi_driver_version, ...), instead of listing it twice. The
+/// same GPU is found by PCI vendor and device id (DXGI gives no PCI
+/// location), in enumeration order when each side has as many identical GPUs
+/// (the device says so in dxgi_joined_by); with unequal counts nothing joins. Other DXGI devices stay and are renumbered. Runs before
+/// merge_vulkan_devices, so that a Vulkan device joins the one device left.
+void merge_dxgi_devices(Inventory& inventory);
+
 /// Folds each Vulkan device that is the same GPU as a device of a native
 /// backend (CUDA, ROCm, oneAPI, Apple) into that device, as properties
 /// (vulkan_api_version, vulkan_driver, vulkan_device_index), instead of

@@ -1,0 +1,203 @@
+// DXGI backend: the Windows System's documents (adapters, processor and
+// memory), the devices made of adapters, and the pass that joins an adapter
+// to the vendor backend's device of the same GPU.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend_fixture.hpp"
+
+import hwaccel;
+import hwaccel.detectors;
+
+#include "fixture_detection.hpp"
+
+namespace dxgi_test {
+
+using namespace hwaccel;
+using hwaccel::testing::FixtureBuilder;
+
+DxgiAdapter rtx_4090() {
+  DxgiAdapter a;
+  a.index = 0;
+  a.description = "NVIDIA GeForce RTX 4090";
+  a.vendor_id = 0x10de;
+  a.device_id = 0x2684;
+  a.subsystem_id = 0x16f310de;
+  a.revision = 0xa1;
+  a.dedicated_video_memory = 25386352640;
+  a.shared_system_memory = 34286878720;
+  a.luid = 0x1037b;
+  a.driver_version = "32.0.15.8157";
+  a.local_budget = 24180359168;
+  a.local_usage = 0;
+  return a;
+}
+
+TEST(DxgiDocument, WritesWhatItReads) {
+  DxgiAdapter warp;
+  warp.index = 1;
+  warp.description = "Microsoft Basic Render Driver";
+  warp.vendor_id = 0x1414;
+  warp.device_id = 0x8c;
+  warp.software = true;
+  const std::vector<DxgiAdapter> adapters{rtx_4090(), warp};
+  const auto read = parse_dxgi_adapters(format_dxgi_adapters(adapters));
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(*read, adapters);
+  EXPECT_EQ(dxgi_luid_text(0x1037b), "00000000:0001037b");
+}
+
+TEST(DxgiDocument, RefusesWhatIsWrong) {
+  const auto error_of = [](std::string_view adapters) {
+    const auto r = parse_dxgi_adapters(
+        std::string(R"({"format": "hwaccel-dxgi-adapters", "version": 1, "adapters": [)") + std::string(adapters) + "]}");
+    return r ? std::string() : r.error().message;
+  };
+  EXPECT_EQ(error_of(R"({"index": 0, "description": "GPU", "vendor_id": 4318, "device_id": 1, "dedicated_video_memory": 1})"), "");
+  EXPECT_NE(error_of(R"({"index": 0, "description": "GPU", "vendor_id": 4318, "device_id": 1})"), "");  // no memory
+  EXPECT_NE(error_of(R"({"index": 0, "description": "GPU", "vendor_id": 4318, "device_id": 1, "dedicated_video_memory": 1e18})"), "");
+  EXPECT_NE(error_of(R"({"index": 0, "description": "GPU", "vendor_id": 4318, "device_id": 1, "dedicated_video_memory": 1, "luid": "1037b"})"), "");
+  EXPECT_NE(error_of(R"({"index": 0, "description": "A", "vendor_id": 1, "device_id": 1, "dedicated_video_memory": 1},
+                        {"index": 0, "description": "B", "vendor_id": 1, "device_id": 1, "dedicated_video_memory": 1})"),
+            "");  // one index twice
+  EXPECT_NE(error_of(R"({"index": 0, "description": "GPU", "vendor_id": 1, "device_id": 1, "dedicated_video_memory": 1, "colour": 1})"), "");
+  EXPECT_FALSE(parse_dxgi_adapters(R"({"format": "hwaccel-models", "version": 1, "adapters": []})"));
+  EXPECT_FALSE(parse_dxgi_adapters("{\"format\": \"hwaccel-dxgi-adapters\", \"version\": 1, \"adapters\": [{\"index\""));
+}
+
+TEST(WindowsSystemDocument, WritesWhatItReads) {
+  WindowsSystemFacts f;
+  f.processor_name = "AMD Ryzen 9 7950X 16-Core Processor";
+  f.processor_vendor = "AuthenticAMD";
+  f.architecture = "x86_64";
+  f.logical_processors = 32;
+  f.physical_cores = 16;
+  f.sockets = 1;
+  f.memory_bytes = 68572913664;
+  f.memory_available_bytes = 51539607552;
+  f.isa_features = {"avx", "avx2", "avx512f"};
+  f.os_version = "10.0.26100";
+  const auto read = parse_windows_system(format_windows_system(f));
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(*read, f);
+  f.memory_available_bytes = *f.memory_bytes + 1;
+  EXPECT_FALSE(parse_windows_system(format_windows_system(f)));
+}
+
+TEST(DxgiDevice, DiscreteIntegratedAndSoftware) {
+  const DeviceProfile gpu = parsers::dxgi_device(rtx_4090(), 0);
+  EXPECT_EQ(gpu.id, "dxgi:0");
+  EXPECT_EQ(gpu.vendor, "NVIDIA");
+  EXPECT_EQ(gpu.memory_bytes, 25386352640u);
+  EXPECT_EQ(gpu.memory_kind, MemoryKind::dedicated);
+  EXPECT_FALSE(gpu.integrated);
+  EXPECT_EQ(gpu.shared_memory_bytes, 34286878720u);
+  EXPECT_EQ(gpu.properties.at("pci_id"), "10de:2684");
+  EXPECT_EQ(gpu.properties.at("dxgi_luid"), "00000000:0001037b");
+  EXPECT_EQ(gpu.driver_version, "32.0.15.8157");
+
+  DxgiAdapter igpu;
+  igpu.description = "Intel(R) Arc(TM) Graphics";
+  igpu.vendor_id = 0x8086;
+  igpu.device_id = 0x7d55;
+  igpu.dedicated_video_memory = 128u << 20;
+  igpu.shared_system_memory = 16141ull << 20;
+  const DeviceProfile i = parsers::dxgi_device(igpu, 1);
+  EXPECT_TRUE(i.integrated);
+  EXPECT_EQ(i.memory_kind, MemoryKind::carve_out);
+  EXPECT_EQ(i.memory_bytes, 128u << 20);
+  EXPECT_EQ(i.shared_memory_bytes, 16141ull << 20);
+
+  DxgiAdapter warp = igpu;
+  warp.software = true;
+  EXPECT_FALSE(parsers::dxgi_adapter_is_accelerator(warp));
+  DxgiAdapter remote = igpu;
+  remote.remote = true;
+  EXPECT_FALSE(parsers::dxgi_adapter_is_accelerator(remote));
+  EXPECT_TRUE(parsers::dxgi_adapter_is_accelerator(igpu));
+}
+
+DeviceProfile cuda(std::uint32_t index, std::string ids) {
+  DeviceProfile d;
+  d.backend = Backend::cuda;
+  d.family = Family::gpu;
+  d.index = index;
+  d.id = device_id(d.backend, index);
+  d.name = "NVIDIA GeForce RTX 4090";
+  d.memory_bytes = 25757220864;
+  d.properties.emplace("pci_id", std::move(ids));
+  return d;
+}
+
+DeviceProfile dxgi(std::uint32_t index, std::uint32_t device_id_value, std::uint64_t luid) {
+  DxgiAdapter a = rtx_4090();
+  a.index = index;
+  a.device_id = device_id_value;
+  a.luid = luid;
+  return parsers::dxgi_device(a, index);
+}
+
+TEST(DxgiMerge, JoinsTheVendorDeviceOfTheSameGpu) {
+  Inventory inv;
+  inv.devices = {cuda(0, "10de:2684"), dxgi(0, 0x2684, 0x1037b), dxgi(1, 0x2882, 0x2000)};
+  merge_dxgi_devices(inv);
+  ASSERT_EQ(inv.devices.size(), 2u);
+  const DeviceProfile& joined = inv.devices[0];
+  EXPECT_EQ(joined.id, "cuda:0");
+  EXPECT_EQ(joined.memory_bytes, 25757220864u);  // nvidia-smi's figure wins
+  EXPECT_EQ(joined.properties.at("dxgi_luid"), "00000000:0001037b");
+  EXPECT_EQ(joined.properties.at("dxgi_driver_version"), "32.0.15.8157");
+  EXPECT_EQ(joined.properties.at("dxgi_joined_by"), "PCI ids");
+  EXPECT_EQ(joined.shared_memory_bytes, 34286878720u);
+  // The other adapter has no vendor twin: it stays, renumbered.
+  EXPECT_EQ(inv.devices[1].id, "dxgi:0");
+  EXPECT_EQ(inv.devices[1].properties.at("pci_id"), "10de:2882");
+}
+
+TEST(DxgiMerge, IdenticalGpusPairInOrderOnlyWhenTheCountsAgree) {
+  Inventory two;
+  two.devices = {cuda(0, "10de:2684"), cuda(1, "10de:2684"), dxgi(0, 0x2684, 0x10), dxgi(1, 0x2684, 0x20)};
+  merge_dxgi_devices(two);
+  ASSERT_EQ(two.devices.size(), 2u);
+  EXPECT_EQ(two.devices[0].properties.at("dxgi_luid"), "00000000:00000010");
+  EXPECT_EQ(two.devices[1].properties.at("dxgi_luid"), "00000000:00000020");
+  EXPECT_EQ(two.devices[1].properties.at("dxgi_joined_by"), "PCI ids, in enumeration order");
+
+  // nvidia-smi saw one of two adapters: which one is unknown, nothing joins.
+  Inventory uneven;
+  uneven.devices = {cuda(0, "10de:2684"), dxgi(0, 0x2684, 0x10), dxgi(1, 0x2684, 0x20)};
+  merge_dxgi_devices(uneven);
+  EXPECT_EQ(uneven.devices.size(), 3u);
+}
+
+TEST(DxgiDetector, ReadsTheDocumentAndLeavesLinuxAlone) {
+  FixtureBuilder linux_machine;
+  EXPECT_TRUE(hwaccel::testing::detect_backend(linux_machine, Backend::dxgi).devices().empty());
+  EXPECT_TRUE(hwaccel::testing::detect_backend(linux_machine, Backend::dxgi).warnings().empty());
+
+  FixtureBuilder windows;
+  DxgiAdapter warp;
+  warp.index = 1;
+  warp.description = "Microsoft Basic Render Driver";
+  warp.vendor_id = 0x1414;
+  warp.device_id = 0x8c;
+  warp.software = true;
+  const std::vector<DxgiAdapter> adapters{rtx_4090(), warp};
+  windows.file(std::string(dxgi_adapters_path), format_dxgi_adapters(adapters));
+  const auto r = hwaccel::testing::detect_backend(windows, Backend::dxgi);
+  ASSERT_EQ(r.devices().size(), 1u);  // WARP is no accelerator
+  EXPECT_EQ(r.devices()[0].name, "NVIDIA GeForce RTX 4090");
+  EXPECT_EQ(r.devices()[0].spec_id, "rtx-4090-24gb");
+
+  FixtureBuilder garbage;
+  garbage.file(std::string(dxgi_adapters_path), "{\"format\": \"hwaccel-dxgi-adapters\", \"version\": 1, \"adapters\": 7}");
+  const auto g = hwaccel::testing::detect_backend(garbage, Backend::dxgi);
+  EXPECT_TRUE(g.devices().empty());
+  ASSERT_EQ(g.warnings().size(), 1u);
+  EXPECT_EQ(g.warnings()[0].backend, "dxgi");
+}
+
+}  // namespace dxgi_test
