@@ -17,6 +17,7 @@ module;
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "posix_compat.hpp"
 module hwaccel.base;
 
 namespace hwaccel {
@@ -97,6 +98,9 @@ Result<std::vector<std::string>> folder_entries(std::string_view path, std::size
 
 std::string absolute_path(std::string_view path) {
   std::string full(path);
+#if defined(_WIN32)
+  if (std::filesystem::path(full).is_absolute()) return std::filesystem::path(full).lexically_normal().generic_string();
+#endif
   if (full.empty() || full.front() != '/') {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd)) full = text::cat(cwd, "/", full);
@@ -112,7 +116,14 @@ Result<std::string> real_path(std::string_view path) {
   const std::string p(path);
   char resolved[PATH_MAX];
   if (!::realpath(p.c_str(), resolved)) return fail(ErrorKind::not_found, std::strerror(errno));
+#if defined(_WIN32)
+  // One separator, so that paths compare by prefix as on Linux ("Z:/a/b").
+  std::string out(resolved);
+  std::replace(out.begin(), out.end(), '\\', '/');
+  return out;
+#else
   return std::string(resolved);
+#endif
 #endif
 }
 

@@ -6,6 +6,9 @@ module;
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#if defined(_WIN32)
+#include "posix_compat.hpp"  // gmtime_r
+#endif
 #include <functional>
 #include <map>
 #include <optional>

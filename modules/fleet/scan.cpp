@@ -13,7 +13,9 @@ module;
 #include <utility>
 #include <vector>
 
+#if !defined(_WIN32)
 #include <sys/resource.h>
+#endif
 module hwaccel.fleet;
 
 namespace hwaccel {
@@ -300,10 +302,12 @@ Fleet scan_hosts(const System& system, std::span<const std::string> hosts, const
   // the ends being closed): more workers than the limit allows would turn
   // healthy nodes into "cannot create a pipe" failures.
   std::size_t by_descriptors = options.concurrency;
+#if !defined(_WIN32)  // Windows has no such limit on handles
   if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
     by_descriptors = std::max<std::size_t>(1, (static_cast<std::size_t>(limit.rlim_cur) > 64
                                                    ? static_cast<std::size_t>(limit.rlim_cur) - 64
                                                    : 8) / 6);
+#endif
   fleet_detail::for_each_index(asked.size(), system.runs_instantly() ? 1 : std::min(options.concurrency, by_descriptors),
                                [&](std::size_t i) {
                                  nodes[i] = fleet_detail::run_node(system, std::string(asked[i]),

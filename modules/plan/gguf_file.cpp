@@ -18,6 +18,7 @@ module;
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "posix_compat.hpp"
 
 #include <simdjson.h>
 #include "json_input.hpp"

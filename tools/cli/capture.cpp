@@ -12,6 +12,9 @@
 #include <vector>
 
 #include <unistd.h>
+#if defined(_WIN32)
+#include "posix_compat.hpp"
+#endif
 
 import hwaccel;
 
@@ -32,6 +35,7 @@ std::string describe_machine(const AcceleratorRegistry& registry) {
   return text;
 }
 
+#if !defined(_WIN32)
 // `capture --watch`: after the first state, each change the watcher sees is
 // recorded as a timeline step: the kernel notifications that caused it, then
 // the whole machine detected again and recorded (a complete state).
@@ -76,6 +80,7 @@ int record_timeline(const DetectBuilder& builder, const System& live, const std:
                               out_dir));
   return 0;
 }
+#endif
 
 int run_capture(const DetectArgs& args, const std::string& out_dir, const std::string& machine_arg,
                 double watch_seconds) {
@@ -88,10 +93,12 @@ int run_capture(const DetectArgs& args, const std::string& out_dir, const std::s
   // A capture is evidence for a bug report: every backend's tools are looked
   // for, also those whose devices the kernel does not show.
   const AcceleratorRegistry registry = builder->all_tools(true).detect(recorder);
+#if !defined(_WIN32)
   // The telemetry reads too, so that `hwaccel metrics --fixture` replays them.
   TelemetryOptions telemetry;
   telemetry.tool_timeout = settings->tool_timeout;
   sample_telemetry(registry, recorder, telemetry);
+#endif
 
   const std::string machine = machine_arg.empty() ? describe_machine(registry) : machine_arg;
   char host[256] = {};
@@ -106,7 +113,13 @@ int run_capture(const DetectArgs& args, const std::string& out_dir, const std::s
     return fail_with("capture", "capture failed: " + written.error().message, exit_failure);
   note("capture", fmt::format("captured {} device(s) into {}; replay with: hwaccel detect --fixture {}",
                               registry.devices().size(), out_dir, out_dir));
+#if defined(_WIN32)
+  if (watch_seconds > 0)
+    return fail_with("capture", "--watch needs the watcher, which the Windows build does not have (docs/windows.md)",
+                     exit_usage);
+#else
   if (watch_seconds > 0) return record_timeline(*builder, *live, out_dir, watch_seconds, source);
+#endif
   return 0;
 }
 

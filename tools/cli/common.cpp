@@ -14,6 +14,9 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(_WIN32)
+#include "posix_compat.hpp"
+#endif
 
 namespace hwaccel::cli {
 

@@ -27,11 +27,15 @@ constexpr std::array subcommands{
     Subcommand{"specs", &add_specs_command},         Subcommand{"models", &add_models_command},
     Subcommand{"train", &add_train_command},         Subcommand{"recommend", &add_recommend_command},
     Subcommand{"summary", &add_summary_command},     Subcommand{"doctor", &add_doctor_command},
+#if !defined(_WIN32)
+    // Windows has these only where the library's Linux modules are ported
+    // (docs/windows.md): telemetry, HTTP, fleets, watching, leases.
     Subcommand{"metrics", &add_metrics_command},     Subcommand{"serve", &add_serve_command},
     Subcommand{"fleet", &add_fleet_command},         Subcommand{"export", &add_export_command},
     Subcommand{"watch", &add_watch_command},         Subcommand{"place", &add_place_command},
     Subcommand{"top", &add_top_command},             Subcommand{"run", &add_run_command},
     Subcommand{"leases", &add_leases_command},       Subcommand{"usage", &add_usage_command},
+#endif
 };
 
 const Subcommand* subcommand_named(std::string_view name) {

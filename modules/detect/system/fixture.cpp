@@ -9,6 +9,7 @@ module;
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
@@ -25,6 +26,7 @@ module;
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "posix_compat.hpp"
 
 module hwaccel.detect;
 
@@ -117,6 +119,33 @@ Result<FileContent> read_disk_file(const std::string& disk_path, std::size_t cap
   return read_open_file(fd, cap, shown);
 }
 
+#if defined(_WIN32)
+// UTF-8 names to and from the paths Windows spells in UTF-16.
+std::filesystem::path path_of(std::string_view utf8) {
+  return std::filesystem::path(std::u8string(utf8.begin(), utf8.end()));
+}
+std::string utf8_of(const std::filesystem::path& path) {
+  const std::u8string text = path.generic_u8string();
+  return std::string(text.begin(), text.end());
+}
+
+// Windows has no openat: `relative` is read by its whole path, after
+// checking that no component on the way is a link (a reparse point), so a
+// link planted in the fixture after it was indexed cannot lead a read outside.
+Result<FileContent> read_file_beneath(const std::string& base, std::string_view relative, std::size_t cap,
+                                      std::string_view shown) {
+  const std::vector<std::string_view> parts = components(relative);
+  if (parts.empty()) return fail(ErrorKind::io_error, text::cat("cannot read ", shown, ": it is a directory"));
+  std::filesystem::path path = path_of(base);
+  for (const auto part : parts) {
+    path /= path_of(part);
+    std::error_code error;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, error)))
+      return fail(ErrorKind::io_error, text::cat("cannot read ", shown, ": a link on the way is not followed"));
+  }
+  return read_disk_file(path.string(), cap, shown);
+}
+#else
 // Reads `relative` below the directory `base`, one component at a time with
 // O_NOFOLLOW: no symbolic link is followed on the way, so a link planted in
 // the fixture after it was indexed cannot lead a read outside it.
@@ -137,6 +166,7 @@ Result<FileContent> read_file_beneath(const std::string& base, std::string_view 
   if (fd.get() < 0) return fail(open_error(errno, shown));
   return read_open_file(fd, cap, shown);
 }
+#endif
 
 
 struct Indexer {
@@ -150,6 +180,55 @@ struct Indexer {
   // O_NOFOLLOW, and links are recorded as text, never followed, so nothing
   // outside the fixture is touched even if the tree changes meanwhile. A
   // folder that cannot be listed is kept, marked unreadable.
+#if defined(_WIN32)
+  // Windows: the folder is listed by path; links (reparse points) are
+  // recorded as text, never followed.
+  Result<void> index(const std::filesystem::path& dir_path, const std::string& relative, Node& node, int depth) {
+    if (depth > 256) return fail(ErrorKind::invalid_input, text::cat("fixture tree too deep at root/", relative));
+    std::error_code error;
+    std::filesystem::directory_iterator it(dir_path, error);
+    if (error) return fail(ErrorKind::io_error, text::cat("cannot list fixture folder root/", relative, ": ", error.message()));
+    std::vector<std::filesystem::directory_entry> entries_here(it, std::filesystem::directory_iterator());
+    for (const auto& e : entries_here) {
+      const std::string name = utf8_of(e.path().filename());
+      if (++entries > options.max_entries)
+        return fail(ErrorKind::invalid_input, text::cat("fixture root has more than ", options.max_entries, " entries"));
+      const std::string child_relative = relative.empty() ? name : relative + "/" + name;
+      const auto status = e.symlink_status(error);
+      if (error) continue;
+      auto child = std::make_unique<Node>();
+      child->mode = 0644;
+      if (std::filesystem::is_symlink(status)) {
+        child->type = FileType::symlink;
+        const auto target = std::filesystem::read_symlink(e.path(), error);
+        if (error) continue;
+        child->link = utf8_of(target);
+      } else if (std::filesystem::is_directory(status)) {
+        child->type = FileType::directory;
+        child->mode = 0755;
+        if (auto r = index(e.path(), child_relative, *child, depth + 1); !r) {
+          if (r.error().kind != ErrorKind::io_error) return r;
+          child->unreadable = true;
+        }
+      } else if (std::filesystem::is_regular_file(status)) {
+        child->type = FileType::regular;
+        child->size = static_cast<std::uint64_t>(e.file_size(error));
+        child->disk_path = child_relative;
+        child->layer = layer;
+        if (child->size <= options.preload_file_bytes && preloaded + child->size <= options.preload_total_bytes)
+          if (auto content = read_disk_file(e.path().string(), options.preload_file_bytes, child_relative)) {
+            preloaded += content->data.size();
+            child->data_complete = !content->truncated;
+            child->data = std::move(content->data);
+          }
+      } else {
+        child->type = FileType::unknown;
+      }
+      node.children.emplace(name, std::move(child));
+    }
+    return {};
+  }
+#else
   Result<void> index(FileDescriptor dir_fd, const std::string& relative, Node& node, int depth) {
     if (depth > 256) return fail(ErrorKind::invalid_input, text::cat("fixture tree too deep at root/", relative));
     std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(dir_fd.get()), &::closedir);
@@ -201,6 +280,7 @@ struct Indexer {
     }
     return {};
   }
+#endif
 };
 
 // Lays `over` onto `under`: folders merge, anything else replaces.
@@ -417,6 +497,17 @@ Result<std::optional<FixtureManifest>> load_manifest(const std::string& folder, 
 }
 
 // Indexes `folder`/root/ (when there is one) into `into`.
+#if defined(_WIN32)
+Result<void> index_root(const std::string& folder, std::string_view shown, Indexer& indexer, Node& into) {
+  into.type = FileType::directory;
+  const auto root_dir = path_of(folder + "/root");
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(root_dir, error);
+  if (error || !std::filesystem::exists(status)) return {};
+  if (!std::filesystem::is_directory(status)) return fail(ErrorKind::invalid_input, text::cat(shown, "/root is not a directory"));
+  return indexer.index(root_dir, "", into, 0);
+}
+#else
 Result<void> index_root(const std::string& folder, std::string_view shown, Indexer& indexer, Node& into) {
   into.type = FileType::directory;
   const std::string root_dir = folder + "/root";
@@ -432,6 +523,7 @@ Result<void> index_root(const std::string& folder, std::string_view shown, Index
   }
   return indexer.index(std::move(root_fd), "", into, 0);
 }
+#endif
 
 }  // namespace
 

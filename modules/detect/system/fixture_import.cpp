@@ -21,6 +21,7 @@ module;
 #include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "posix_compat.hpp"
 
 #include "json_input.hpp"
 module hwaccel.detect;

@@ -18,6 +18,7 @@ module;
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "posix_compat.hpp"
 module hwaccel.detect;
 
 #include "posix_file.hpp"

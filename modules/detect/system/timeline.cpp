@@ -19,6 +19,7 @@ module;
 #include <vector>
 
 #include <unistd.h>
+#include "posix_compat.hpp"
 
 #include <simdjson.h>
 #include "json_input.hpp"

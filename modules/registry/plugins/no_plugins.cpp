@@ -1,4 +1,5 @@
-// Plugins where there are no processes or shared objects (WebAssembly): none
+// Plugins where there are no processes or shared objects (WebAssembly), or
+// where their loader is not ported (Windows: no dlopen, no posix_spawn): none
 // is ever found, so the plugin backend never runs.
 module;
 #include <chrono>
