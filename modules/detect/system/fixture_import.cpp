@@ -22,6 +22,9 @@ module;
 #include <sys/stat.h>
 #include <unistd.h>
 #include "posix_compat.hpp"
+#if defined(_WIN32)
+#include <filesystem>  // posix_file.hpp's folders
+#endif
 
 #include "json_input.hpp"
 module hwaccel.detect;

@@ -54,6 +54,13 @@ inline FileType file_type_of(mode_t mode) noexcept {
 
 /// Creates `path` (an absolute folder) and its missing parents.
 inline Result<void> make_dirs(const std::string& path) {
+#if defined(_WIN32)
+  // "C:\\Users\\..." has a drive and either separator: the library's paths.
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(path), error);
+  if (error) return fail(ErrorKind::io_error, text::cat("cannot create folder ", path, ": ", error.message()));
+  return {};
+#endif
   std::string partial;
   std::string_view rest = path;
   while (!rest.empty()) {
@@ -90,7 +97,7 @@ inline Result<void> write_all(const std::string& path, std::string_view data) {
 /// it does not exist or is empty (an empty one is removed, to be made anew).
 inline Result<std::string> fresh_output_dir(std::string_view dir_text) {
   std::string dir(dir_text);
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  while (dir.size() > 1 && (dir.back() == '/' || dir.back() == '\\')) dir.pop_back();
   if (dir.empty()) return fail(ErrorKind::invalid_input, "no output folder given");
   struct stat st{};
   if (::stat(dir.c_str(), &st) == 0) {
@@ -98,9 +105,16 @@ inline Result<std::string> fresh_output_dir(std::string_view dir_text) {
     if (::rmdir(dir.c_str()) != 0)
       return fail(ErrorKind::invalid_input, text::cat(dir, " is not empty; refusing to write a fixture into it"));
   }
+#if defined(_WIN32)
+  std::error_code error;
+  const auto absolute = std::filesystem::absolute(std::filesystem::path(dir), error);
+  if (error) return fail(ErrorKind::invalid_input, text::cat(dir, ": ", error.message()));
+  return absolute.lexically_normal().generic_string();
+#else
   char cwd[4096];
   if (dir.front() != '/' && ::getcwd(cwd, sizeof cwd)) dir = std::string(cwd) + "/" + dir;
   return dir;
+#endif
 }
 
 /// Writes one tool run's output into a fixture folder's commands/, named as

@@ -19,6 +19,9 @@ module;
 #include <sys/stat.h>
 #include <unistd.h>
 #include "posix_compat.hpp"
+#if defined(_WIN32)
+#include <filesystem>  // posix_file.hpp's folders
+#endif
 module hwaccel.detect;
 
 #include "posix_file.hpp"
