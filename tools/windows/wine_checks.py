@@ -70,6 +70,14 @@ if r.returncode == 0:
         check(shards[0]["total_bytes"] <= shards[0]["capacity_bytes"], "the shard fits its capacity")
     check(plan["throughput"]["runtime"] == "llama.cpp-vulkan", f"runtime {plan['throughput']['runtime']}")
 
+# Training plans and the doctor run as on Linux.
+r = wine(exe, "train", "--model", "llama-3.1-8b", "--method", "qlora")
+check(r.returncode == 0 and json.loads(r.stdout or "{}").get("backend") == "dxgi",
+      f"hwaccel.exe train plans on the adapter (exit {r.returncode}; stderr: {r.stderr.strip()[:300]})")
+r = wine(exe, "doctor")
+check(r.returncode == 0 and "dxgi: looked at 1 path(s), found 1 device(s)" in r.stdout,
+      f"hwaccel.exe doctor reports the adapter (exit {r.returncode}: {r.stdout.strip()[:300]})")
+
 # 3. A tool that hangs (nvidia-smi found as a .bat through PATHEXT, as the
 #    NVIDIA adapter makes it worth looking for) is ended at the deadline, its
 #    whole tree with it.
