@@ -51,6 +51,10 @@ struct FleetNode {
   std::chrono::milliseconds elapsed{0};  ///< how long the node took to answer (exec)
   std::optional<AcceleratorRegistry> registry;
   std::optional<NodeError> error;
+  /// The node's Node Feature Discovery labels where the scan read them (a
+  /// Kubernetes node list: feature.node.kubernetes.io/*, hwaccel's own from
+  /// `hwaccel export nfd`), sorted by name; also for a node that did not answer.
+  std::vector<std::pair<std::string, std::string>> labels;
 
   bool answered() const noexcept { return registry.has_value(); }
   friend bool operator==(const FleetNode&, const FleetNode&) = default;

@@ -2,6 +2,7 @@
 module;
 #include <simdjson.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,6 +18,11 @@ namespace hwaccel {
 
 namespace {
 
+// Kubernetes' own bounds on a label (a 253-byte prefix, '/', a 63-byte name;
+// a 63-byte value), with room for hand-written documents; a node's labels number tens.
+constexpr std::size_t max_label_name_bytes = 317;
+constexpr std::size_t max_label_value_bytes = 1024;
+constexpr std::size_t max_node_labels = 4096;
 
 void write_counts(json::Writer& w, std::string_view name, const std::vector<FleetCount>& counts) {
   w.key(name).begin_array();
@@ -59,6 +65,11 @@ std::string to_json(const Fleet& fleet, bool pretty) {
     w.field("scanned_at", format_utc_time(node.scanned_at));
     w.field("source", node.source);
     w.field("elapsed_ms", static_cast<std::int64_t>(node.elapsed.count()));
+    if (!node.labels.empty()) {
+      w.key("labels").begin_object();
+      for (const auto& [name, value] : node.labels) w.field(std::string_view(name), value);
+      w.end_object();
+    }
     if (node.registry) {
       w.key("registry");
       write_json(w, *node.registry, !node.registry->timings().empty());
@@ -138,6 +149,19 @@ Result<Fleet> fleet_from_json(std::string_view json) {
     std::int64_t elapsed = 0;
     if (o["elapsed_ms"].get_int64().get(elapsed) == simdjson::SUCCESS && elapsed >= 0)
       node.elapsed = std::chrono::milliseconds{elapsed};
+    simdjson::dom::object labels;
+    if (o["labels"].get_object().get(labels) == simdjson::SUCCESS) {
+      for (const auto field : labels) {
+        std::string_view value;
+        if (field.value.get_string().get(value) != simdjson::SUCCESS)
+          return fail(bad(text::cat(where, ".labels"), text::cat("\"", text::excerpt(field.key), "\" is not a string")));
+        if (field.key.size() > max_label_name_bytes || value.size() > max_label_value_bytes ||
+            node.labels.size() >= max_node_labels)
+          return fail(bad(text::cat(where, ".labels"), "a label longer than Kubernetes allows, or too many labels"));
+        node.labels.emplace_back(std::string(field.key), std::string(value));
+      }
+      std::sort(node.labels.begin(), node.labels.end());
+    }
     simdjson::dom::element registry;
     if (o["registry"].get(registry) == simdjson::SUCCESS) {
       auto parsed = registry_from_json(simdjson::minify(registry));

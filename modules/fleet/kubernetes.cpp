@@ -152,6 +152,7 @@ Result<Fleet> scan_kubernetes(const System& system, const KubernetesScan& where,
         node.host = n.name;
         node.scanned_at = fleet.scanned_at;
         node.source = "kubernetes";
+        node.labels = n.feature_labels;
         node.error = NodeError{NodeErrorKind::no_answer,
                                text::cat(n.name, ": no running pod of ", where.pod_selector, " in namespace ",
                                          where.namespace_name, n.ready ? "" : " (the node is not Ready)")};
@@ -165,6 +166,7 @@ Result<Fleet> scan_kubernetes(const System& system, const KubernetesScan& where,
            "--", "hwaccel", "detect", "--no-timings"},
           options, fleet.scanned_at);
       node.source = text::cat("kubernetes:", pod.name);
+      node.labels = n.feature_labels;
       if (node.error && !n.ready) node.error->message += " (the node is not Ready)";
       out[i] = std::move(node);
   });

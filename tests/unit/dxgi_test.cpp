@@ -173,6 +173,60 @@ TEST(DxgiMerge, IdenticalGpusPairInOrderOnlyWhenTheCountsAgree) {
   EXPECT_EQ(uneven.devices.size(), 3u);
 }
 
+TEST(DxgiMerge, VulkanJoinsTheAdapterNoVendorBackendReported) {
+  FixtureBuilder f;
+  const auto sys = FixtureSystem::open(f.write());
+  ASSERT_TRUE(sys) << sys.error().message;
+  DeviceProfile vk;
+  vk.backend = Backend::vulkan;
+  vk.family = Family::gpu;
+  vk.id = "vulkan:0";
+  vk.name = "NVIDIA GeForce RTX 4060";
+  vk.runtime_index = 0;
+  vk.properties = {{"vulkan_vendor_id", "0x10de"}, {"vulkan_device_id", "0x2882"}, {"vulkan_api_version", "1.4.303"}};
+  Inventory inv;
+  inv.devices = {dxgi(0, 0x2882, 0x10), vk};
+  merge_dxgi_devices(inv);
+  merge_vulkan_devices(inv, **sys);
+  ASSERT_EQ(inv.devices.size(), 1u);
+  EXPECT_EQ(inv.devices[0].id, "dxgi:0");
+  EXPECT_EQ(inv.devices[0].properties.at("vulkan_api_version"), "1.4.303");
+  EXPECT_EQ(inv.devices[0].properties.at("vulkan_device_index"), "0");
+}
+
+TEST(DxgiMerge, VulkanFindsIdenticalGpusByTheirLuid) {
+  EXPECT_EQ(parsers::parse_vulkan_luid("2f690100-00000000"), 0x1692fu);
+  EXPECT_EQ(parsers::parse_vulkan_luid("7b03010000000000"), 0x1037bu);
+  EXPECT_EQ(parsers::parse_vulkan_luid("00000000-00000000"), std::nullopt);
+  EXPECT_EQ(parsers::parse_vulkan_luid("2f690100-0000000"), std::nullopt);
+  EXPECT_EQ(parsers::parse_vulkan_luid("2f690100-0000000g"), std::nullopt);
+
+  FixtureBuilder f;
+  const auto sys = FixtureSystem::open(f.write());
+  ASSERT_TRUE(sys) << sys.error().message;
+  const auto vulkan = [](std::uint32_t index, std::string luid) {
+    DeviceProfile vk;
+    vk.backend = Backend::vulkan;
+    vk.family = Family::gpu;
+    vk.index = index;
+    vk.id = device_id(vk.backend, index);
+    vk.name = "NVIDIA GeForce RTX 4090";
+    vk.runtime_index = index;
+    vk.properties = {{"vulkan_vendor_id", "0x10de"}, {"vulkan_device_id", "0x2684"}, {"vulkan_luid", std::move(luid)}};
+    return vk;
+  };
+  Inventory inv;
+  // The loader lists them in the other order than nvidia-smi and DXGI.
+  inv.devices = {cuda(0, "10de:2684"), cuda(1, "10de:2684"), dxgi(0, 0x2684, 0x10), dxgi(1, 0x2684, 0x20),
+                 vulkan(0, "00000000:00000020"), vulkan(1, "00000000:00000010")};
+  merge_dxgi_devices(inv);
+  merge_vulkan_devices(inv, **sys);
+  ASSERT_EQ(inv.devices.size(), 2u);
+  EXPECT_EQ(inv.devices[0].properties.at("dxgi_luid"), "00000000:00000010");
+  EXPECT_EQ(inv.devices[0].properties.at("vulkan_device_index"), "1");
+  EXPECT_EQ(inv.devices[1].properties.at("vulkan_device_index"), "0");
+}
+
 TEST(DxgiDetector, ReadsTheDocumentAndLeavesLinuxAlone) {
   FixtureBuilder linux_machine;
   EXPECT_TRUE(hwaccel::testing::detect_backend(linux_machine, Backend::dxgi).devices().empty());

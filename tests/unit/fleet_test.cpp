@@ -505,6 +505,13 @@ TEST(FleetKubernetes, EachNodeAskedThroughItsPod) {
   ASSERT_TRUE(fleet->nodes[0].registry.has_value());
   EXPECT_EQ(fleet->nodes[0].source, "kubernetes:hwaccel-exporter-x1");
   EXPECT_EQ(fleet->nodes[0].registry->devices().size(), 8u);
+  // The node list's NFD labels travel with the node, through the document too.
+  const std::vector<std::pair<std::string, std::string>> nfd{{"feature.node.kubernetes.io/pci-10de.present", "true"}};
+  EXPECT_EQ(fleet->nodes[0].labels, nfd);
+  EXPECT_EQ(fleet->nodes[2].labels, nfd);  // also for a node that did not answer
+  const auto reread = fleet_from_json(to_json(*fleet));
+  ASSERT_TRUE(reread) << reread.error().message;
+  EXPECT_EQ(reread->nodes[0].labels, nfd);
   ASSERT_TRUE(fleet->nodes[1].error.has_value());
   EXPECT_EQ(fleet->nodes[1].error->kind, NodeErrorKind::failed);
   EXPECT_NE(fleet->nodes[1].error->message.find("container not found"), std::string::npos) << fleet->nodes[1].error->message;

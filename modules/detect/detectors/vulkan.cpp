@@ -113,6 +113,12 @@ struct PciParts {
   std::optional<std::uint64_t> domain, bus, device, function;
 };
 
+// deviceLUID, and deviceLUIDValid = false (zeros, or a stale value) after it.
+void set_luid(VulkanDevice& d, const KeyValue& kv) {
+  if (kv.key == "deviceLUID") d.device_luid = parse_vulkan_luid(kv.value);
+  else if (kv.key == "deviceLUIDValid" && kv.value == "false") d.device_luid.reset();
+}
+
 }  // namespace
 
 VulkanInfo parse_vulkaninfo_summary(std::string_view text) {
@@ -142,8 +148,30 @@ VulkanInfo parse_vulkaninfo_summary(std::string_view text) {
     if (!kv) continue;
     if (set_identity(*current, *kv) || set_driver(*current, *kv)) continue;
     if (kv->key == "deviceUUID") current->device_uuid = owned_unless_empty(kv->value);
+    set_luid(*current, *kv);
   }
   return info;
+}
+
+std::optional<std::uint64_t> parse_vulkan_luid(std::string_view text) noexcept {
+  std::uint8_t bytes[8] = {};
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '-' && n == 4) continue;
+    const auto high = text::parse_hex(text.substr(i, 1));
+    const auto low = i + 1 < text.size() ? text::parse_hex(text.substr(i + 1, 1)) : std::nullopt;
+    if (!high || !low || n == 8) return std::nullopt;
+    bytes[n++] = static_cast<std::uint8_t>(*high << 4 | *low);
+    ++i;
+  }
+  if (n != 8) return std::nullopt;
+  std::uint64_t low_part = 0, high_part = 0;
+  for (int b = 3; b >= 0; --b) {
+    low_part = low_part << 8 | bytes[b];
+    high_part = high_part << 8 | bytes[b + 4];
+  }
+  const std::uint64_t luid = high_part << 32 | low_part;
+  return luid ? std::optional<std::uint64_t>(luid) : std::nullopt;
 }
 
 VulkanInfo parse_vulkaninfo(std::string_view text) {
@@ -198,7 +226,10 @@ VulkanInfo parse_vulkaninfo(std::string_view text) {
         }
         break;
       case Section::id:
-        if (const auto kv = key_value(t); kv && kv->key == "deviceUUID") current->device_uuid = owned_unless_empty(kv->value);
+        if (const auto kv = key_value(t)) {
+          if (kv->key == "deviceUUID") current->device_uuid = owned_unless_empty(kv->value);
+          set_luid(*current, *kv);
+        }
         break;
       case Section::driver:
         if (const auto kv = key_value(t)) set_driver(*current, *kv);
@@ -311,6 +342,8 @@ DeviceProfile profile_of(const parsers::VulkanDevice& s, const parsers::VulkanDe
   if (s.device_id) d.properties.emplace("vulkan_device_id", hex_id(*s.device_id));
   d.properties.emplace("vulkan_device_type", lower_type(s.device_type.empty() ? "unknown" : s.device_type));
   d.uuid = s.device_uuid ? s.device_uuid : f ? f->device_uuid : std::nullopt;
+  if (const auto luid = s.device_luid ? s.device_luid : f ? f->device_luid : std::nullopt)
+    d.properties.emplace("vulkan_luid", dxgi_luid_text(*luid));
   d.driver_version = s.driver_version ? s.driver_version : f ? f->driver_version : std::nullopt;
   const auto api = s.api_version ? s.api_version : f ? f->api_version : std::nullopt;
   if (api) d.properties.emplace("vulkan_api_version", *api);

@@ -31,6 +31,9 @@ struct VulkanDevice {
   std::optional<std::string> driver_name;  ///< "radv"
   std::optional<std::string> driver_info;  ///< "Mesa 26.0.8-1ubuntu0.3"
   std::optional<std::string> device_uuid;
+  /// VkPhysicalDeviceIDProperties::deviceLUID where deviceLUIDValid (Windows):
+  /// the adapter's LUID, HighPart << 32 | LowPart, as DXGI gives it.
+  std::optional<std::uint64_t> device_luid;
   std::optional<PciAddress> pci_address;   ///< VkPhysicalDevicePCIBusInfoPropertiesEXT
   std::vector<VulkanHeap> heaps;
 };
@@ -51,6 +54,11 @@ VulkanInfo parse_vulkaninfo_summary(std::string_view text);
 /// of each GPUn under "Device Properties and Extensions". The layer and
 /// surface sections that repeat device names before it are skipped.
 VulkanInfo parse_vulkaninfo(std::string_view text);
+
+/// A deviceLUID as vulkaninfo prints it: its 8 bytes in memory order, in hex
+/// ("2f690100-00000000", the dash optional); nullopt for anything else or
+/// for all zeros (no LUID).
+std::optional<std::uint64_t> parse_vulkan_luid(std::string_view text) noexcept;
 
 /// llvmpipe, lavapipe, SwiftShader and other CPU implementations: Vulkan
 /// devices that are not accelerators.

@@ -158,8 +158,15 @@ void merge_vulkan_devices(Inventory& inventory, const System& system) {
   for (const std::size_t vi : vulkan) {
     const DeviceProfile& v = inventory.devices[vi];
     std::optional<std::size_t> match;
+    // 0. The same adapter LUID (Windows: Vulkan's deviceLUID is DXGI's).
+    if (const auto luid = v.properties.find("vulkan_luid"); luid != v.properties.end())
+      match = unique_native([&](std::size_t n) {
+        const auto& p = inventory.devices[native[n]].properties;
+        const auto it = p.find("dxgi_luid");
+        return it != p.end() && it->second == luid->second;
+      });
     // 1. The same PCI function.
-    if (v.pci_bus_id)
+    if (!match && v.pci_bus_id)
       match = unique_native([&](std::size_t n) { return inventory.devices[native[n]].pci_bus_id == v.pci_bus_id; });
     // 2. The same PCI ids, when that pair names one GPU on each side. A
     //    native device with a different bus id is a different GPU.

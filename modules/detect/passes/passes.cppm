@@ -26,7 +26,9 @@ void merge_dxgi_devices(Inventory& inventory);
 /// Folds each Vulkan device that is the same GPU as a device of a native
 /// backend (CUDA, ROCm, oneAPI, Apple) into that device, as properties
 /// (vulkan_api_version, vulkan_driver, vulkan_device_index), instead of
-/// listing it twice. The same GPU is found by PCI bus id; failing that by
+/// listing it twice. The same GPU is found by adapter LUID (Windows: Vulkan's
+/// deviceLUID against DXGI's, properties vulkan_luid and dxgi_luid); failing
+/// that by PCI bus id; failing that by
 /// PCI vendor and device id when each side has one such device; failing that
 /// by UUID. Other Vulkan devices stay and are renumbered.
 void merge_vulkan_devices(Inventory& inventory, const System& system);

@@ -282,7 +282,15 @@ class WindowsSystem final : public System {
       return fail(ErrorKind::tool_failed,
                   text::cat("cannot start ", request.argv[0], " (", narrow(application), "): ", last_error_text(create_error)));
     Handle process_handle(process.hProcess), thread_handle(process.hThread);
-    ::AssignProcessToJobObject(job.get(), process.hProcess);
+    // Without the job nothing could end the tool's children at the deadline,
+    // and a child holding the pipes would hang the read: the tool, still
+    // suspended, is ended instead of run.
+    if (!::AssignProcessToJobObject(job.get(), process.hProcess)) {
+      const DWORD assign_error = ::GetLastError();
+      ::TerminateProcess(process.hProcess, 1);
+      return fail(ErrorKind::tool_failed,
+                  text::cat("cannot run ", request.argv[0], " inside a job object: ", last_error_text(assign_error)));
+    }
     ::ResumeThread(process.hThread);
     out_w.reset();  // the tool holds the write ends now
     err_w.reset();
