@@ -36,13 +36,18 @@ DxgiAdapter rtx_4090() {
   return a;
 }
 
+DxgiAdapter basic_render_driver() {
+  DxgiAdapter a;
+  a.index = 1;
+  a.description = "Microsoft Basic Render Driver";
+  a.vendor_id = 0x1414;
+  a.device_id = 0x8c;
+  a.software = true;
+  return a;
+}
+
 TEST(DxgiDocument, WritesWhatItReads) {
-  DxgiAdapter warp;
-  warp.index = 1;
-  warp.description = "Microsoft Basic Render Driver";
-  warp.vendor_id = 0x1414;
-  warp.device_id = 0x8c;
-  warp.software = true;
+  const DxgiAdapter warp = basic_render_driver();
   const std::vector<DxgiAdapter> adapters{rtx_4090(), warp};
   const auto read = parse_dxgi_adapters(format_dxgi_adapters(adapters));
   ASSERT_TRUE(read) << read.error().message;
@@ -233,12 +238,7 @@ TEST(DxgiDetector, ReadsTheDocumentAndLeavesLinuxAlone) {
   EXPECT_TRUE(hwaccel::testing::detect_backend(linux_machine, Backend::dxgi).warnings().empty());
 
   FixtureBuilder windows;
-  DxgiAdapter warp;
-  warp.index = 1;
-  warp.description = "Microsoft Basic Render Driver";
-  warp.vendor_id = 0x1414;
-  warp.device_id = 0x8c;
-  warp.software = true;
+  const DxgiAdapter warp = basic_render_driver();
   const std::vector<DxgiAdapter> adapters{rtx_4090(), warp};
   windows.file(std::string(dxgi_adapters_path), format_dxgi_adapters(adapters));
   const auto r = hwaccel::testing::detect_backend(windows, Backend::dxgi);

@@ -197,15 +197,18 @@ void merge_vulkan_devices(Inventory& inventory, const System& system) {
     fold_into(inventory.devices[native[*match]], v);
   }
 
+  remove_merged(inventory, merged, Backend::vulkan);
+}
+
+void remove_merged(Inventory& inventory, const std::vector<bool>& merged, Backend renumbered) {
   std::vector<DeviceProfile> kept;
   kept.reserve(inventory.devices.size());
   for (std::size_t i = 0; i < inventory.devices.size(); ++i)
     if (!merged[i]) kept.push_back(std::move(inventory.devices[i]));
   inventory.devices = std::move(kept);
-  // Renumber the Vulkan devices left, in their order.
   std::uint32_t index = 0;
   for (auto& d : inventory.devices)
-    if (d.backend == Backend::vulkan) {
+    if (d.backend == renumbered) {
       d.index = index++;
       d.id = device_id(d.backend, d.index);
     }

@@ -2,7 +2,6 @@
 // backend (CUDA through nvidia-smi.exe, ROCm, oneAPI) both report it.
 module;
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,17 +71,7 @@ void merge_dxgi_devices(Inventory& inventory) {
     for (std::size_t k = 0; k < dxgi_same.size(); ++k) join(dxgi_same[k], vendor_same[k], joined_by);
   }
 
-  std::vector<DeviceProfile> kept;
-  kept.reserve(inventory.devices.size());
-  for (std::size_t i = 0; i < inventory.devices.size(); ++i)
-    if (!merged[i]) kept.push_back(std::move(inventory.devices[i]));
-  inventory.devices = std::move(kept);
-  std::uint32_t index = 0;
-  for (auto& d : inventory.devices)
-    if (d.backend == Backend::dxgi) {
-      d.index = index++;
-      d.id = device_id(d.backend, d.index);
-    }
+  remove_merged(inventory, merged, Backend::dxgi);
 }
 
 }  // namespace hwaccel

@@ -62,3 +62,10 @@ void resolve_visibility(std::vector<DeviceProfile>& devices, const VisibilityInp
                         std::vector<Warning>& warnings);
 
 }  // namespace hwaccel
+
+// Module-internal: what the merge passes share (merge.cpp).
+namespace hwaccel {
+/// Drops the devices `merged` marks and renumbers the `renumbered` backend's
+/// devices left, in their order.
+void remove_merged(Inventory& inventory, const std::vector<bool>& merged, Backend renumbered);
+}  // namespace hwaccel
