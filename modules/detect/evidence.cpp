@@ -49,13 +49,15 @@ KernelTraces read_kernel_traces(const System& system) {
         t.pci_vendors.push_back(static_cast<std::uint16_t>(*vendor));
     t.readable |= listed;
   }
-  // Windows has no /sys: the vendors of the adapters DXGI lists are its PCI evidence.
-  if (const auto dxgi = system.read_file(dxgi_adapters_path))
-    if (const auto adapters = parse_dxgi_adapters(dxgi->data)) {
-      t.readable = true;
-      for (const DxgiAdapter& a : *adapters)
-        if (!a.software && a.vendor_id <= 0xffff) t.pci_vendors.push_back(static_cast<std::uint16_t>(a.vendor_id));
-    }
+  // Windows has no /sys: the vendors of the adapters DXGI lists are its PCI
+  // evidence. A machine whose kernel showed its traces has no such document.
+  if (!t.readable)
+    if (const auto dxgi = system.read_file(dxgi_adapters_path))
+      if (const auto adapters = parse_dxgi_adapters(dxgi->data)) {
+        t.readable = true;
+        for (const DxgiAdapter& a : *adapters)
+          if (!a.software && a.vendor_id <= 0xffff) t.pci_vendors.push_back(static_cast<std::uint16_t>(a.vendor_id));
+      }
   std::sort(t.pci_vendors.begin(), t.pci_vendors.end());
   t.pci_vendors.erase(std::unique(t.pci_vendors.begin(), t.pci_vendors.end()), t.pci_vendors.end());
   return t;

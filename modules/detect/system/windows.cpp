@@ -131,19 +131,15 @@ class WindowsSystem final : public System {
   explicit WindowsSystem(LiveOptions options) : options_(std::move(options)) {}
 
   Result<FileContent> read_file(std::string_view path, std::size_t max_bytes) const override {
+    const auto capped = [max_bytes](const std::string& document) {
+      return FileContent{document.substr(0, max_bytes), document.size() > max_bytes};
+    };
     if (path == dxgi_adapters_path) {
       const auto& document = dxgi_document();
       if (!document) return fail(document.error());
-      FileContent content{*document, document->size() > max_bytes};
-      if (content.truncated) content.data.resize(max_bytes);
-      return content;
+      return capped(*document);
     }
-    if (path == windows_system_path) {
-      FileContent content{system_document(), false};
-      content.truncated = content.data.size() > max_bytes;
-      if (content.truncated) content.data.resize(max_bytes);
-      return content;
-    }
+    if (path == windows_system_path) return capped(system_document());
     if (status(path, true)) return fail(ErrorKind::not_regular_file, text::cat(path, " is a folder"));
     return fail(ErrorKind::not_found, text::cat(path, ": no such file (Windows has no Linux paths; its facts are below ",
                                                windows_facts_folder, ")"));
