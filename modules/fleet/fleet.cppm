@@ -244,6 +244,16 @@ using RegistryFetcher = std::function<FetchedRegistry(const std::string& address
 Fleet scan_exporters(std::span<const std::string> addresses, const RegistryFetcher& fetch, const ScanOptions& options = {},
                      bool skip_silent = false);
 
+/// An exporter to ask and the node name its answer goes under.
+struct ExporterTarget {
+  std::string address;  ///< "HOST:PORT", "[V6]:PORT"
+  std::string node;     ///< the node's name in the fleet
+  friend bool operator==(const ExporterTarget&, const ExporterTarget&) = default;
+};
+/// As above, each answer under the target's node name.
+Fleet scan_exporters(std::span<const ExporterTarget> targets, const RegistryFetcher& fetch, const ScanOptions& options = {},
+                     bool skip_silent = false);
+
 /// The largest subnet a sweep takes: a /16, 65 534 addresses.
 inline constexpr unsigned min_subnet_prefix = 16;
 /// "HOST:PORT" for every host address of an IPv4 subnet in CIDR form
@@ -251,6 +261,93 @@ inline constexpr unsigned min_subnet_prefix = 16;
 /// address). invalid_input for a malformed CIDR, bits set beyond the prefix,
 /// a port of 0, or a subnet larger than a /16.
 [[nodiscard]] Result<std::vector<std::string>> subnet_addresses(std::string_view cidr, std::uint16_t port);
+
+// --- DNS-SD (mDNS) ---------------------------------------------------------------
+
+/// The service type `hwaccel serve --advertise` publishes for /registry
+/// (TXT path=/registry), beside the community's _prometheus-http._tcp
+/// (TXT path=/metrics) for Prometheus.
+inline constexpr std::string_view mdns_registry_service = "_hwaccel._tcp";
+inline constexpr std::string_view mdns_metrics_service = "_prometheus-http._tcp";
+/// Longest a browse may wait for the daemon's answers.
+inline constexpr std::chrono::milliseconds max_mdns_wait{600'000};
+
+/// One resolved DNS-SD service, as hwaccel-mdns prints it: one per service,
+/// interface and address family.
+struct MdnsService {
+  std::string name;       ///< the instance name ("hwaccel on node-7")
+  std::string type;       ///< "_hwaccel._tcp"
+  std::string domain;     ///< "local"
+  std::string interface;  ///< "eth0"
+  bool ipv6 = false;
+  std::string host;       ///< "node-7.local"
+  std::string address;    ///< "192.0.2.7", "fe80::1"
+  std::uint16_t port = 0;
+  std::vector<std::pair<std::string, std::string>> txt;  ///< in the order announced
+  friend bool operator==(const MdnsService&, const MdnsService&) = default;
+};
+
+/// Reads hwaccel-mdns's browse output (JSON lines). parse_error naming the
+/// line for anything that is not a service (a missing field, a port of 0 or
+/// beyond 65535, a text field over 1 KiB); at most 4096 services.
+[[nodiscard]] Result<std::vector<MdnsService>> parse_mdns_services(std::string_view json_lines);
+
+/// What a browse asks for.
+struct MdnsBrowse {
+  std::string helper = "hwaccel-mdns";  ///< the program: a name on PATH, or a path
+  std::string service_type = std::string(mdns_registry_service);
+  std::chrono::milliseconds wait{3000};  ///< how long the daemon may take to answer
+};
+/// What a browse found, and what the helper warned of (a resolution that
+/// failed, the wait ending before the daemon's "all for now").
+struct MdnsFound {
+  std::vector<MdnsService> services;
+  std::vector<std::string> warnings;
+};
+/// Browses through `system` (the helper run with the wait as its timeout,
+/// killed a second after it). io_error with the helper's own words when the
+/// Avahi daemon cannot be reached; tool_not_found without the helper;
+/// invalid_input for a wait of 0 or over max_mdns_wait.
+[[nodiscard]] Result<MdnsFound> browse_mdns(const System& system, const MdnsBrowse& browse);
+
+/// The exporters a browse found: one target per service instance (its IPv4
+/// address when it has one, else its IPv6 address, bracketed, with the
+/// interface for a link-local one), named by its host without ".local", or by
+/// "HOST:PORT" where one host announces several. Services whose TXT path is
+/// not /registry are left out.
+std::vector<ExporterTarget> mdns_exporter_targets(std::span<const MdnsService> services);
+
+/// The helper's path: $HWACCEL_MDNS_HELPER, else the installed one when it is
+/// there, else hwaccel-mdns beside the running program, else the bare name
+/// (looked up on PATH).
+std::string mdns_helper(const System& system);
+
+/// A running `hwaccel-mdns publish`: the services stay published while this
+/// lives (its standard input is the helper's life-line, so they go with the
+/// process however it ends). Not on Windows.
+class MdnsAdvertisement {
+ public:
+  struct Options {
+    std::string helper = "hwaccel-mdns";
+    std::string name;        ///< the instance name; Avahi's alternative ("NAME #2") when taken
+    std::uint16_t port = 0;
+    /// Called from the helper's reader thread with each line it prints: the
+    /// names established, and its warnings.
+    std::function<void(std::string_view)> on_message;
+  };
+  /// Starts the helper publishing mdns_registry_service and mdns_metrics_service.
+  [[nodiscard]] static Result<MdnsAdvertisement> start(Options options);
+  MdnsAdvertisement(MdnsAdvertisement&&) noexcept;
+  MdnsAdvertisement& operator=(MdnsAdvertisement&&) noexcept;
+  /// Withdraws the services: closes the life-line, waits up to 2 s, then kills.
+  ~MdnsAdvertisement();
+
+  struct Child;
+
+ private:
+  explicit MdnsAdvertisement(std::unique_ptr<Child> child);
+  std::unique_ptr<Child> child_;
+};
 
 // --- what changed --------------------------------------------------------------
 

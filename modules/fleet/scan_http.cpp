@@ -81,14 +81,22 @@ Result<std::vector<std::string>> subnet_addresses(std::string_view cidr, std::ui
 
 Fleet scan_exporters(std::span<const std::string> addresses, const RegistryFetcher& fetch, const ScanOptions& options,
                      bool skip_silent) {
+  std::vector<ExporterTarget> targets;
+  targets.reserve(addresses.size());
+  for (const auto& a : addresses) targets.push_back({a, exporter_host(a)});
+  return scan_exporters(std::span<const ExporterTarget>(targets), fetch, options, skip_silent);
+}
+
+Fleet scan_exporters(std::span<const ExporterTarget> targets, const RegistryFetcher& fetch, const ScanOptions& options,
+                     bool skip_silent) {
   Fleet fleet;
   fleet.scanned_at = fleet_detail::scan_time(options);
-  std::vector<std::optional<FleetNode>> nodes(addresses.size());
+  std::vector<std::optional<FleetNode>> nodes(targets.size());
   std::atomic<std::size_t> silent{0};
-  fleet_detail::for_each_index(addresses.size(), options.concurrency, [&](std::size_t i) {
-      const std::string& address = addresses[i];
+  fleet_detail::for_each_index(targets.size(), options.concurrency, [&](std::size_t i) {
+      const std::string& address = targets[i].address;
       FleetNode node;
-      node.host = exporter_host(address);
+      node.host = targets[i].node;
       node.scanned_at = fleet.scanned_at;
       node.source = text::cat("http:", address);
       FetchedRegistry got = fetch(address, options);
@@ -113,7 +121,7 @@ Fleet scan_exporters(std::span<const std::string> addresses, const RegistryFetch
   for (auto& n : nodes)
     if (n) fleet.nodes.push_back(std::move(*n));
   if (silent > 0)
-    fleet.warnings.push_back(text::cat(silent.load(), " of ", addresses.size(),
+    fleet.warnings.push_back(text::cat(silent.load(), " of ", targets.size(),
                                        " addresses answered nothing (no exporter listening, or the deadline passed)"));
   fleet_detail::settle_nodes(fleet);
   return fleet;

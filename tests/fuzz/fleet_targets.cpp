@@ -67,6 +67,19 @@ void kubectl_lists(std::string_view, std::string_view input, Findings& findings)
     for (const auto& p : *pods) findings.check(!p.name.empty(), "kubectl pods: a pod without a name");
 }
 
+void mdns_services(std::string_view, std::string_view input, Findings& findings) {
+  const auto services = parse_mdns_services(input);
+  if (!services) return;
+  for (const auto& s : *services) findings.check(s.port != 0, "mdns: a service at port 0");
+  const auto targets = mdns_exporter_targets(*services);
+  findings.check(targets.size() <= services->size(), "mdns: more exporters than services");
+  for (const auto& t : targets) {
+    findings.check(!t.address.empty() && !t.node.empty(), "mdns: an exporter without an address or a name");
+    findings.check(t.address.find('\n') == std::string::npos, "mdns: a line break in an address");
+    findings.check(!host_name_problem(t.node), "mdns: a node name a fleet document cannot hold");
+  }
+}
+
 void fleet_command(std::string_view, std::string_view input, Findings& findings) {
   const auto split = input.find('\n');
   const std::string_view template_text = input.substr(0, split);

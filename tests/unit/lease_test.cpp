@@ -16,7 +16,7 @@ import hwaccel;
 
 #include "module_helpers.hpp"
 
-namespace {
+namespace lease_test {
 
 using namespace hwaccel;
 namespace support = hwaccel::testing;
@@ -168,4 +168,4 @@ TEST(Usage, DeviceHoursByUserDeviceAndDay) {
   EXPECT_DOUBLE_EQ(later[1].device_hours, 1.5);
 }
 
-}  // namespace
+}  // namespace lease_test

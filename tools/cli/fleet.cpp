@@ -41,6 +41,8 @@ struct ScanArgs {
   std::string ca_file;
   bool kubernetes = false;  // nodes from kubectl, asked through the exporter DaemonSet's pods
   KubernetesScan k8s;
+  bool mdns = false;  // exporters that announce _hwaccel._tcp (hwaccel serve --advertise)
+  int mdns_wait_ms = 3000;
   SettingTexts settings;  ///< --deadline-ms, --concurrency, --max-output-mib (scan_setting_keys())
   std::string db;
   bool pretty = false;
@@ -196,13 +198,22 @@ FetchedRegistry fetch_registry(const std::string& address, const ScanOptions& op
   return out;
 }
 
+// The USER:PASSWORD of --basic-auth-file, when one is given.
+CommandResult<std::optional<std::string>> optional_credentials(const std::string& file) {
+  if (file.empty()) return std::optional<std::string>();
+  auto read = read_credentials(file, "--basic-auth-file");
+  if (!read) return tl::unexpected<CommandError>(read.error());
+  return std::optional<std::string>(std::move(*read));
+}
+
 int run_scan(const ScanArgs& args) {
   const int sources = (!args.paths.empty() ? 1 : 0) + (args.from_stdin ? 1 : 0) + (!args.hosts.empty() ? 1 : 0) +
-                      (!args.urls.empty() ? 1 : 0) + (!args.subnet.empty() ? 1 : 0) + (args.kubernetes ? 1 : 0);
+                      (!args.urls.empty() ? 1 : 0) + (!args.subnet.empty() ? 1 : 0) + (args.kubernetes ? 1 : 0) +
+                      (args.mdns ? 1 : 0);
   if (sources != 1)
     return fail_with(fleet_command,
                      "give exactly one source: registry files or folders, --stdin, --hosts with --exec, --urls, "
-                     "--subnet, or --kubernetes",
+                     "--subnet, --kubernetes, or --mdns",
                      exit_usage);
   if (!args.hosts.empty() && args.exec.empty())
     return fail_with(fleet_command,
@@ -223,6 +234,24 @@ int run_scan(const ScanArgs& args) {
     auto scanned = scan_kubernetes(*system, args.k8s, options);
     if (!scanned) return fail_with(fleet_command, scanned.error().message, exit_failure);
     fleet = std::move(*scanned);
+  } else if (args.mdns) {
+    const auto system = make_live_system();
+    MdnsBrowse browse;
+    browse.helper = mdns_helper(*system);
+    browse.wait = std::chrono::milliseconds(args.mdns_wait_ms);
+    auto found = browse_mdns(*system, browse);
+    if (!found) return fail_with(fleet_command, found.error().message, exit_failure);
+    const auto targets = mdns_exporter_targets(found->services);
+    auto credentials = optional_credentials(args.basic_auth_file);
+    if (!credentials) return fail_with(fleet_command, credentials.error());
+    fleet = scan_exporters(
+        std::span<const ExporterTarget>(targets),
+        [&](const std::string& address, const ScanOptions& o) { return fetch_registry(address, o, args, *credentials); },
+        options);
+    fleet.warnings.insert(fleet.warnings.begin(), found->warnings.begin(), found->warnings.end());
+    if (targets.empty())
+      fleet.warnings.push_back(text::cat("no ", mdns_registry_service, " service answered the browse within ",
+                                         args.mdns_wait_ms, " ms (hwaccel serve --advertise publishes one)"));
   } else if (!args.urls.empty() || !args.subnet.empty()) {
     std::vector<std::string> addresses;
     if (!args.subnet.empty()) {
@@ -238,15 +267,11 @@ int run_scan(const ScanArgs& args) {
       if (!parsed) return fail_with(fleet_command, parsed.error().message, exit_usage);
       for (auto& a : *parsed) addresses.push_back(a.find(':') == std::string::npos ? fmt::format("{}:{}", a, args.port) : a);
     }
-    std::optional<std::string> credentials;
-    if (!args.basic_auth_file.empty()) {
-      auto read = read_credentials(args.basic_auth_file, "--basic-auth-file");
-      if (!read) return fail_with(fleet_command, read.error());
-      credentials = std::move(*read);
-    }
+    auto credentials = optional_credentials(args.basic_auth_file);
+    if (!credentials) return fail_with(fleet_command, credentials.error());
     fleet = scan_exporters(
         addresses,
-        [&](const std::string& address, const ScanOptions& o) { return fetch_registry(address, o, args, credentials); },
+        [&](const std::string& address, const ScanOptions& o) { return fetch_registry(address, o, args, *credentials); },
         options, /*skip_silent=*/!args.subnet.empty());
   } else if (args.from_stdin) {
     const std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
@@ -488,6 +513,11 @@ Command add_fleet_command(CLI::App& app) {
       ->capture_default_str();
   s->add_option("--pod-selector", scan->k8s.pod_selector, "With --kubernetes: the DaemonSet pods' labels")
       ->capture_default_str();
+  s->add_flag("--mdns", scan->mdns,
+              "The exporters that announce _hwaccel._tcp on the local network (hwaccel serve --advertise), found "
+              "through the Avahi daemon");
+  s->add_option("--mdns-wait-ms", scan->mdns_wait_ms, "With --mdns: how long the browse waits for answers")
+      ->check(CLI::Range(1, static_cast<int>(max_mdns_wait.count())))->capture_default_str();
   add_setting_options(*s, scan_setting_keys(), scan->settings);
   s->add_option("--db", scan->db, "Append the scan to this SQLite database (created when missing)");
   s->add_flag("--pretty", scan->pretty, "Indent the JSON");

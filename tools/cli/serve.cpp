@@ -3,6 +3,7 @@
 // SIGTERM) is http_server.cpp.
 #include "commands.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <utility>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 import hwaccel;
 
@@ -38,7 +40,39 @@ struct ServeArgs {
   int sd_port = 9464;
   double thermal_horizon_s = 300;
   bool no_watch = false;
+  bool advertise = false;
+  std::string advertise_name;  // default: "hwaccel on HOST"
 };
+
+// The port of "http://HOST:PORT" as HttpServer::url() gives it.
+std::uint16_t served_port(std::string_view url) {
+  const auto colon = url.rfind(':');
+  unsigned port = 0;
+  if (colon != std::string_view::npos) std::from_chars(url.data() + colon + 1, url.data() + url.size(), port);
+  return static_cast<std::uint16_t>(port <= 65535 ? port : 0);
+}
+
+// `--advertise`: the exporter's DNS-SD services, published while it runs.
+CommandResult<MdnsAdvertisement> start_advertisement(const ServeArgs& args, std::string_view url, bool loopback) {
+  const auto live = make_live_system();
+  MdnsAdvertisement::Options o;
+  o.helper = mdns_helper(*live);
+  o.port = served_port(url);
+  o.name = args.advertise_name;
+  if (o.name.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    o.name = text::cat("hwaccel on ", host);
+    if (o.name.size() > 63) o.name.resize(63);  // a DNS label
+  }
+  o.on_message = [](std::string_view line) { note("serve", text::cat("mDNS: ", line)); };
+  if (loopback)
+    note("serve", "--advertise with a loopback --listen: only this host can reach the exporter at the addresses Avahi "
+                  "publishes");
+  auto started = MdnsAdvertisement::start(std::move(o));
+  if (!started) return failure(text::cat("--advertise: ", started.error().message));
+  return std::move(*started);
+}
 
 // GET /sd: Prometheus http_sd targets of the fleet file, read at each
 // request (Prometheus asks once a minute by default), so a rescan that
@@ -226,11 +260,19 @@ int run_serve(const ServeArgs& args) {
                               " s): ", started.error().message));
   }
 
+  std::optional<MdnsAdvertisement> advertisement;
+  if (args.advertise) {
+    auto started = start_advertisement(args, (*server)->url(), (*server)->loopback());
+    if (!started) return fail_with("serve", started.error());
+    advertisement = std::move(*started);
+  }
+
   if (page) note("serve", text::cat("the planner page is at ", (*server)->url(), "/"));
   note("serve", text::cat("listening on ", (*server)->url(), "/metrics",
                           (*server)->loopback() ? "" : " (not loopback: consider --tls-cert and --basic-auth-file)"));
   (*server)->run();
   if (watcher) watcher->stop();
+  advertisement.reset();  // the services are withdrawn before the process says it stopped
   note("serve", "stopped");
   return 0;
 }
@@ -292,6 +334,12 @@ Command add_serve_command(CLI::App& app) {
   cmd->add_option("--web", args->web_folder, "Serve the planner page's folder (build-wasm/web) at /")
       ->check(CLI::ExistingDirectory);
   cmd->add_flag("--pretty", args->detect.pretty, "Indent /registry's JSON");
+  cmd->add_flag("--advertise", args->advertise,
+                "Publish the exporter on the local network through the Avahi daemon: _hwaccel._tcp (TXT "
+                "path=/registry, what `fleet scan --mdns` finds) and _prometheus-http._tcp (TXT path=/metrics)");
+  cmd->add_option("--advertise-name", args->advertise_name,
+                  "With --advertise: the service name (default \"hwaccel on HOST\"; Avahi adds \" #2\" when taken)")
+      ->check([](const std::string& v) { return v.empty() || v.size() > 63 ? std::string("1 to 63 bytes") : std::string(); });
   cmd->add_flag("--no-watch", args->no_watch, "Do not follow kernel hot-plug events (re-detect on the TTL only)");
   add_log_options(*cmd, args->detect.log);
   return {cmd, [args] { return run_serve(*args); }};

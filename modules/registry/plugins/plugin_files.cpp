@@ -14,7 +14,7 @@ module;
 #include <string_view>
 #include <vector>
 
-#include "hwaccel_plugin_paths.h"
+#include "hwaccel_install_paths.h"
 module hwaccel.registry;
 
 namespace hwaccel {
