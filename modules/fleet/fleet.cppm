@@ -214,12 +214,19 @@ struct KubernetesScan {
   std::string namespace_name = "hwaccel";         ///< the exporter DaemonSet's namespace
   std::string pod_selector = "app.kubernetes.io/name=hwaccel-exporter";  ///< its pods' labels
   std::string kubectl = "kubectl";                ///< the program (a name on PATH, or a path)
+  /// When set, each pod's `hwaccel serve` is asked GET /registry on this
+  /// port through the API server's pod proxy (`kubectl get --raw
+  /// /api/v1/namespaces/NS/pods/POD:PORT/proxy/registry`; RBAC: get on
+  /// pods/proxy) instead of `kubectl exec` (create on pods/exec).
+  std::optional<std::uint16_t> registry_port;
 };
 
 /// Lists the nodes (`kubectl get nodes -o json`) and the DaemonSet's pods
 /// (`kubectl get pods -n NAMESPACE -l SELECTOR -o json`) through `system`,
 /// then asks each node's running pod `kubectl exec -n NAMESPACE POD --
-/// hwaccel detect --no-timings`, options.concurrency at a time with the
+/// hwaccel detect --no-timings` (or its /registry, with registry_port; a pod
+/// whose name or namespace is not a Kubernetes name is a node error, never
+/// put in a path), options.concurrency at a time with the
 /// per-node deadline and cap. A node without a running pod is a node error
 /// (no_answer), never left out; a node that is not Ready says so in its
 /// error when it fails. An error when kubectl cannot list the nodes or pods.

@@ -25,6 +25,17 @@ constexpr std::size_t max_kubernetes_items = 100'000;
 // A NodeList of 5 000 nodes is some tens of MiB.
 constexpr std::size_t max_list_bytes = std::size_t{256} << 20;
 
+// A DNS subdomain name (RFC 1123) as Kubernetes names pods and namespaces:
+// what may go into an API path.
+bool kubernetes_name(std::string_view name) {
+  if (name.empty() || name.size() > 253 || name.front() == '.' || name.front() == '-' || name.back() == '.' ||
+      name.back() == '-')
+    return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; }) &&
+         name.find("..") == std::string_view::npos;
+}
+
 Error kube_error(std::string_view what, std::string_view why) {
   return Error{ErrorKind::parse_error, text::cat("kubectl ", what, ": ", why)};
 }
@@ -160,12 +171,29 @@ Result<Fleet> scan_kubernetes(const System& system, const KubernetesScan& where,
         return;
       }
       const KubernetesPod& pod = *found->second;
-      FleetNode node = fleet_detail::run_node(
-          system, n.name,
-          {where.kubectl, "exec", "-n", pod.namespace_name.empty() ? where.namespace_name : pod.namespace_name, pod.name,
-           "--", "hwaccel", "detect", "--no-timings"},
-          options, fleet.scanned_at);
-      node.source = text::cat("kubernetes:", pod.name);
+      const std::string& pod_namespace = pod.namespace_name.empty() ? where.namespace_name : pod.namespace_name;
+      if (where.registry_port && (!kubernetes_name(pod.name) || !kubernetes_name(pod_namespace))) {
+        FleetNode node;
+        node.host = n.name;
+        node.scanned_at = fleet.scanned_at;
+        node.source = "kubernetes";
+        node.labels = n.feature_labels;
+        node.error = NodeError{NodeErrorKind::failed, text::cat(n.name, ": pod \"", text::excerpt(pod.name, 60), "\" in \"",
+                                                                text::excerpt(pod_namespace, 60),
+                                                                "\" is not a Kubernetes name; not asked")};
+        out[i] = std::move(node);
+        return;
+      }
+      std::vector<std::string> ask =
+          where.registry_port
+              ? std::vector<std::string>{where.kubectl, "get", "--raw",
+                                         text::cat("/api/v1/namespaces/", pod_namespace, "/pods/", pod.name, ":",
+                                                   *where.registry_port, "/proxy/registry")}
+              : std::vector<std::string>{where.kubectl, "exec", "-n", pod_namespace, pod.name, "--", "hwaccel", "detect",
+                                         "--no-timings"};
+      FleetNode node = fleet_detail::run_node(system, n.name, std::move(ask), options, fleet.scanned_at);
+      node.source = where.registry_port ? text::cat("kubernetes:", pod.name, ":", *where.registry_port, "/registry")
+                                        : text::cat("kubernetes:", pod.name);
       node.labels = n.feature_labels;
       if (node.error && !n.ready) node.error->message += " (the node is not Ready)";
       out[i] = std::move(node);

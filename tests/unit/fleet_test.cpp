@@ -468,6 +468,38 @@ TEST(FleetKubernetes, RealNodeAndPodListsThatDoNotMeet) {
   EXPECT_EQ(fleet->warnings[0], "3 running pod(s) of k8s-app=calico-node are on nodes the node list (and its selector) leaves out");
 }
 
+// With a registry port, each pod's hwaccel serve is asked GET /registry
+// through the API server's pod proxy; a pod name that could change the
+// path is never put in it.
+TEST(FleetKubernetes, PodsAskedForTheirRegistryThroughTheApiServer) {
+  const std::string nodes = R"({"kind": "NodeList", "items": [
+      {"kind": "Node", "metadata": {"name": "gpu-a"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+      {"kind": "Node", "metadata": {"name": "gpu-b"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}]})";
+  const std::string pods = R"({"kind": "PodList", "items": [
+      {"kind": "Pod", "metadata": {"name": "hwaccel-exporter-x1", "namespace": "hwaccel"}, "spec": {"nodeName": "gpu-a"},
+       "status": {"phase": "Running"}},
+      {"kind": "Pod", "metadata": {"name": "../../secrets/x", "namespace": "hwaccel"}, "spec": {"nodeName": "gpu-b"},
+       "status": {"phase": "Running"}}]})";
+  FixtureBuilder f;
+  f.command({"kubectl", "get", "nodes", "-o", "json"}, nodes);
+  f.command({"kubectl", "get", "pods", "-n", "hwaccel", "-l", "app.kubernetes.io/name=hwaccel-exporter", "-o", "json"}, pods);
+  f.command({"kubectl", "get", "--raw", "/api/v1/namespaces/hwaccel/pods/hwaccel-exporter-x1:9464/proxy/registry"},
+            to_json(hypothetical_registry("8xH100-SXM-80GB").value()));
+  const auto system = FixtureSystem::open(f.write());
+  ASSERT_TRUE(system) << system.error().message;
+  KubernetesScan where;
+  where.registry_port = 9464;
+  const auto fleet = scan_kubernetes(**system, where);
+  ASSERT_TRUE(fleet) << fleet.error().message;
+  ASSERT_EQ(fleet->nodes.size(), 2u);
+  ASSERT_TRUE(fleet->nodes[0].registry.has_value()) << fleet->nodes[0].error->message;
+  EXPECT_EQ(fleet->nodes[0].registry->devices().size(), 8u);
+  EXPECT_EQ(fleet->nodes[0].source, "kubernetes:hwaccel-exporter-x1:9464/registry");
+  ASSERT_TRUE(fleet->nodes[1].error.has_value());
+  EXPECT_EQ(fleet->nodes[1].error->message,
+            "gpu-b: pod \"../../secrets/x\" in \"hwaccel\" is not a Kubernetes name; not asked");
+}
+
 // Nodes and pods that meet (hand-written in the same shape): each node asked
 // through its pod with kubectl exec; one pod's exec fails, one node has none.
 TEST(FleetKubernetes, EachNodeAskedThroughItsPod) {

@@ -215,6 +215,8 @@ int run_scan(const ScanArgs& args) {
                      "give exactly one source: registry files or folders, --stdin, --hosts with --exec, --urls, "
                      "--subnet, --kubernetes, or --mdns",
                      exit_usage);
+  if (args.k8s.registry_port && !args.kubernetes)
+    return fail_with(fleet_command, "--registry-port goes with --kubernetes", exit_usage);
   if (!args.hosts.empty() && args.exec.empty())
     return fail_with(fleet_command,
                      "--hosts needs --exec 'COMMAND {host} ...' (e.g. 'ssh -o BatchMode=yes {host} hwaccel detect "
@@ -513,6 +515,10 @@ Command add_fleet_command(CLI::App& app) {
       ->capture_default_str();
   s->add_option("--pod-selector", scan->k8s.pod_selector, "With --kubernetes: the DaemonSet pods' labels")
       ->capture_default_str();
+  s->add_option("--registry-port", scan->k8s.registry_port,
+                "With --kubernetes: ask each pod's hwaccel serve GET /registry on this port through the API server's "
+                "pod proxy (kubectl get --raw; RBAC get on pods/proxy) instead of kubectl exec")
+      ->check(CLI::Range(1, 65535));
   s->add_flag("--mdns", scan->mdns,
               "The exporters that announce _hwaccel._tcp on the local network (hwaccel serve --advertise), found "
               "through the Avahi daemon");
