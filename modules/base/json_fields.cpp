@@ -54,16 +54,7 @@ std::string fields_bound_text(double v) {
   return text::cat(v);
 }
 
-std::string fields_hex_text(std::uint64_t v) {
-  constexpr char digits[] = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), digits[v & 0xf]);
-    v >>= 4;
-  } while (v != 0);
-  while (s.size() < 4) s.insert(s.begin(), '0');
-  return "0x" + s;
-}
+std::string fields_hex_text(std::uint64_t v) { return "0x" + text::hex_at_least(v, 4); }
 
 // What a value of the wrong JSON type should have been.
 std::string_view fields_expected(Type type) {

@@ -336,13 +336,23 @@ std::string cat(const Parts&... parts) {
   return out;
 }
 
-/// Four lower-case hex digits: PCI vendor and device ids as pci.ids writes them ("10de").
-inline std::string hex4(std::uint16_t v) {
-  constexpr char digits[] = "0123456789abcdef";
-  std::string s(4, '0');
-  for (int i = 3; i >= 0; --i, v >>= 4) s[static_cast<std::size_t>(i)] = digits[v & 0xf];
+/// `digits` lower-case hex digits of `value`, zero-padded (the high digits
+/// beyond them dropped): hex_digits(0x2f69, 8) is "00002f69".
+inline std::string hex_digits(std::uint64_t value, int digits) {
+  constexpr char hex[] = "0123456789abcdef";
+  std::string s(static_cast<std::size_t>(digits > 0 ? digits : 0), '0');
+  for (int i = digits - 1; i >= 0; --i, value >>= 4) s[static_cast<std::size_t>(i)] = hex[value & 0xf];
   return s;
 }
+/// Lower-case hex digits of `value`: at least `min_digits`, more when the
+/// value needs them (hex_at_least(0x10000, 4) is "10000").
+inline std::string hex_at_least(std::uint64_t value, int min_digits) {
+  int digits = min_digits > 0 ? min_digits : 1;
+  while (digits < 16 && (value >> (4 * digits)) != 0) ++digits;
+  return hex_digits(value, digits);
+}
+/// Four lower-case hex digits: PCI vendor and device ids as pci.ids writes them ("10de").
+inline std::string hex4(std::uint16_t v) { return hex_digits(v, 4); }
 
 /// A parsed field kept beyond the text it was read from.
 inline std::optional<std::string> owned(std::optional<std::string_view> v) {

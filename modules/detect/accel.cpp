@@ -53,13 +53,7 @@ std::vector<AccelFunction> accel_functions_of_driver(const System& sys, std::str
 }
 
 std::string pci_id_text(std::uint16_t vendor_id, std::uint16_t device_id) {
-  constexpr char digits[] = "0123456789abcdef";
-  std::string out(9, ':');
-  for (int i = 0; i < 4; ++i) {
-    out[static_cast<std::size_t>(3 - i)] = digits[(vendor_id >> (4 * i)) & 0xf];
-    out[static_cast<std::size_t>(8 - i)] = digits[(device_id >> (4 * i)) & 0xf];
-  }
-  return out;
+  return text::cat(text::hex4(vendor_id), ":", text::hex4(device_id));
 }
 
 std::string_view gpu_vendor_name(std::uint32_t vendor_id) noexcept {

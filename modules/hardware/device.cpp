@@ -179,4 +179,14 @@ std::optional<double> PcieLink::max_bandwidth_gbps() const noexcept {
   return link_bandwidth(max_speed_gts, max_width);
 }
 
+std::optional<PciIds> pci_id_property(const DeviceProfile& device) noexcept {
+  const auto it = device.properties.find("pci_id");
+  if (it == device.properties.end()) return std::nullopt;
+  std::string_view rest = it->second;
+  const auto vendor = text::parse_hex(text::next_token(rest, ':'));
+  const auto device_id = text::parse_hex(rest);
+  if (!vendor || !device_id || *vendor > 0xffff || *device_id > 0xffff) return std::nullopt;
+  return PciIds{static_cast<std::uint16_t>(*vendor), static_cast<std::uint16_t>(*device_id)};
+}
+
 }  // namespace hwaccel

@@ -214,6 +214,16 @@ struct DeviceProfile {
   friend bool operator==(const DeviceProfile&, const DeviceProfile&) = default;
 };
 
+/// A PCI function's vendor and device ids.
+struct PciIds {
+  std::uint16_t vendor = 0;
+  std::uint16_t device = 0;
+  friend bool operator==(const PciIds&, const PciIds&) = default;
+};
+/// A device's "pci_id" property ("10de:2330", as lspci -n and most detectors
+/// write the pair); nullopt when it has none or it is malformed.
+std::optional<PciIds> pci_id_property(const DeviceProfile& device) noexcept;
+
 /// Kind of connection between two devices, from fastest to slowest.
 enum class LinkKind : std::uint8_t {
   nvlink,       ///< NVLink (direct or through NVSwitch)

@@ -251,14 +251,9 @@ SpecQuery spec_query_of(const DeviceProfile& d) noexcept {
   q.pci_vendor_id = id_property(d, "pci_vendor_id");
   q.pci_device_id = id_property(d, "pci_device_id");
   // "10de:2882", as lspci -n and most detectors write the pair.
-  if (const auto it = d.properties.find("pci_id"); it != d.properties.end() && !q.pci_device_id) {
-    std::string_view rest = it->second;
-    const auto vendor = text::parse_hex(text::next_token(rest, ':'));
-    const auto device = text::parse_hex(rest);
-    if (vendor && device && *vendor <= 0xffff && *device <= 0xffff) {
-      q.pci_vendor_id = static_cast<std::uint16_t>(*vendor);
-      q.pci_device_id = static_cast<std::uint16_t>(*device);
-    }
+  if (const auto ids = q.pci_device_id ? std::nullopt : pci_id_property(d)) {
+    q.pci_vendor_id = ids->vendor;
+    q.pci_device_id = ids->device;
   }
   return q;
 }

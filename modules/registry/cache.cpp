@@ -71,10 +71,7 @@ std::string fnv1a_hex(std::string_view s) {
     h ^= c;
     h *= 0x100000001b3ull;
   }
-  constexpr char digits[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = digits[h & 0xf];
-  return out;
+  return text::hex_digits(h, 16);
 }
 
 Result<void> make_private_directories(const std::string& dir) {

@@ -80,10 +80,7 @@ DetectorOutput detect_amd_xdna(const DetectContext& ctx) {
                  text::cat("/sys/bus/pci/devices/", *d.pci_bus_id,
                            ": no readable PCI device id, so the NPU generation is unknown"));
     }
-    if (pci.revision) {
-      constexpr char digits[] = "0123456789abcdef";
-      d.properties.emplace("pci_revision", std::string{'0', 'x', digits[*pci.revision >> 4], digits[*pci.revision & 0xf]});
-    }
+    if (pci.revision) d.properties.emplace("pci_revision", "0x" + text::hex_digits(*pci.revision, 2));
     // Attributes amdxdna adds to the PCI device (amdxdna_sysfs.c).
     const std::string dir = "/sys/bus/pci/devices/" + *d.pci_bus_id;
     if (auto fw = read_text(sys, dir + "/fw_version", 256); fw && !fw->empty() && *fw != "0.0.0.0")

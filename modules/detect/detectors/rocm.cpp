@@ -107,10 +107,9 @@ constexpr std::array<AmdProduct, 70> products = {{
 }};
 
 bool lists_revision(std::string_view revisions, std::uint8_t revision) {
-  constexpr std::string_view hex = "0123456789abcdef";
-  const char rev[2] = {hex[revision >> 4], hex[revision & 0xf]};
+  const std::string rev = text::hex_digits(revision, 2);
   for (const auto word : text::words(revisions))
-    if (word == std::string_view(rev, 2)) return true;
+    if (word == rev) return true;
   return false;
 }
 
@@ -177,14 +176,6 @@ std::string human_bytes(std::uint64_t bytes) {
   if (bytes % text::bytes_per_gib == 0) return text::cat(bytes / text::bytes_per_gib, " GiB");
   if (bytes < text::bytes_per_gib && bytes % mib == 0) return text::cat(bytes / mib, " MiB");
   return text::cat(std::round(static_cast<double>(bytes) / static_cast<double>(text::bytes_per_gib) * 100.0) / 100.0, " GiB");
-}
-
-// Lower-case hexadecimal with a fixed number of digits.
-std::string hex_digits(std::uint64_t value, int digits) {
-  constexpr std::string_view hex = "0123456789abcdef";
-  std::string s(static_cast<std::size_t>(digits), '0');
-  for (int i = digits - 1; i >= 0; --i, value >>= 4) s[static_cast<std::size_t>(i)] = hex[value & 0xf];
-  return s;
 }
 
 // The UUID the ROCm runtime gives a GPU (ROCR/HIP_VISIBLE_DEVICES accept it).
@@ -510,8 +501,8 @@ Built RocmDetection::build(const Board& board, std::uint32_t index) {
       revision = static_cast<std::uint8_t>(*rev);
   const parsers::AmdProduct* product = pci_device ? parsers::amd_product(*pci_device, revision) : nullptr;
   if (pci_device) {
-    d.properties["pci_id"] = hex_digits(pci.vendor_id.value_or(amd_vendor), 4) + ":" + hex_digits(*pci_device, 4);
-    if (revision) d.properties["pci_revision"] = "0x" + hex_digits(*revision, 2);
+    d.properties["pci_id"] = text::hex_digits(pci.vendor_id.value_or(amd_vendor), 4) + ":" + text::hex_digits(*pci_device, 4);
+    if (revision) d.properties["pci_revision"] = "0x" + text::hex_digits(*revision, 2);
   }
   std::optional<std::string> marketing;
   if (card)
@@ -962,7 +953,7 @@ DetectorOutput detect_rocm(const DetectContext& ctx) {
 
 }  // namespace
 
-std::string amd_runtime_uuid(std::uint64_t unique_id) { return "GPU-" + hex_digits(unique_id, 16); }
+std::string amd_runtime_uuid(std::uint64_t unique_id) { return "GPU-" + text::hex_digits(unique_id, 16); }
 
 constexpr std::array<std::string_view, 2> rocm_tools = {"rocm-smi", "rocminfo"};
 

@@ -272,14 +272,7 @@ namespace {
 
 constexpr std::array<std::string_view, 1> vulkan_tools = {"vulkaninfo"};
 
-std::string hex_id(std::uint32_t v) {
-  constexpr char digits[] = "0123456789abcdef";
-  int n = 4;
-  while (n < 8 && (v >> (4 * n)) != 0) ++n;
-  std::string out = "0x";
-  for (int i = n - 1; i >= 0; --i) out.push_back(digits[(v >> (4 * i)) & 0xf]);
-  return out;
-}
+std::string hex_id(std::uint32_t v) { return "0x" + text::hex_at_least(v, 4); }
 
 std::string lower_type(std::string_view type) { return text::lower(type); }
 

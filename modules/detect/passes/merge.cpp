@@ -42,13 +42,7 @@ std::optional<Ids> vulkan_ids(const DeviceProfile& v) {
 // PCI ids of a native device: its "pci_id" property ("10de:2330"), or sysfs
 // at its bus id.
 std::optional<Ids> native_ids(const DeviceProfile& d, const System& system) {
-  if (const auto it = d.properties.find("pci_id"); it != d.properties.end()) {
-    std::string_view rest = it->second;
-    const auto vendor = text::parse_hex(text::next_token(rest, ':'));
-    const auto device = text::parse_hex(rest);
-    if (vendor && device && *vendor <= 0xffff && *device <= 0xffff)
-      return Ids{static_cast<std::uint32_t>(*vendor), static_cast<std::uint32_t>(*device)};
-  }
+  if (const auto ids = pci_id_property(d)) return Ids{ids->vendor, ids->device};
   if (!d.pci_bus_id) return std::nullopt;
   const auto address = PciAddress::parse(*d.pci_bus_id);
   if (!address) return std::nullopt;

@@ -31,12 +31,7 @@ std::string utf8(const wchar_t* text) {
   return out;
 }
 
-std::string hresult_text(HRESULT hr) {
-  constexpr char digits[] = "0123456789abcdef";
-  std::string out = "0x";
-  for (int shift = 28; shift >= 0; shift -= 4) out.push_back(digits[(static_cast<std::uint32_t>(hr) >> shift) & 0xf]);
-  return out;
-}
+std::string hresult_text(HRESULT hr) { return "0x" + text::hex_digits(static_cast<std::uint32_t>(hr), 8); }
 
 // The user-mode driver's version, as its four 16-bit parts ("31.0.15.3623").
 std::string driver_version_text(LARGE_INTEGER v) {

@@ -103,17 +103,10 @@ Result<DxgiAdapter> read_adapter(json::Value value, std::size_t position) {
   return a;
 }
 
-std::string hex_text(std::uint64_t v, int digits) {
-  constexpr char hex[] = "0123456789abcdef";
-  std::string out(static_cast<std::size_t>(digits), '0');
-  for (int i = digits - 1; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = hex[v & 0xf];
-  return out;
-}
-
 }  // namespace
 
 std::string dxgi_luid_text(std::uint64_t luid) {
-  return text::cat(hex_text(luid >> 32, 8), ":", hex_text(luid & 0xffffffffu, 8));
+  return text::cat(text::hex_digits(luid >> 32, 8), ":", text::hex_digits(luid & 0xffffffffu, 8));
 }
 
 Result<std::vector<DxgiAdapter>> parse_dxgi_adapters(std::string_view json) {
@@ -195,10 +188,10 @@ std::string format_dxgi_adapters(std::span<const DxgiAdapter> adapters) {
     out.begin_object();
     out.field("index", a.index);
     out.field("description", a.description);
-    out.field("vendor_id", text::cat("0x", hex_text(a.vendor_id, 4)));
-    out.field("device_id", text::cat("0x", hex_text(a.device_id, 4)));
-    out.field("subsystem_id", text::cat("0x", hex_text(a.subsystem_id, 8)));
-    out.field("revision", text::cat("0x", hex_text(a.revision, 2)));
+    out.field("vendor_id", text::cat("0x", text::hex_digits(a.vendor_id, 4)));
+    out.field("device_id", text::cat("0x", text::hex_digits(a.device_id, 4)));
+    out.field("subsystem_id", text::cat("0x", text::hex_digits(a.subsystem_id, 8)));
+    out.field("revision", text::cat("0x", text::hex_digits(a.revision, 2)));
     out.field("dedicated_video_memory", a.dedicated_video_memory);
     out.field("dedicated_system_memory", a.dedicated_system_memory);
     out.field("shared_system_memory", a.shared_system_memory);
