@@ -157,33 +157,27 @@ Result<Fleet> scan_kubernetes(const System& system, const KubernetesScan& where,
   std::vector<FleetNode> out(nodes->size());
   fleet_detail::for_each_index(nodes->size(), system.runs_instantly() ? 1 : options.concurrency, [&](std::size_t i) {
       const KubernetesNode& n = (*nodes)[i];
-      const auto found = pod_of.find(n.name);
-      if (found == pod_of.end()) {
+      // A node that is not asked is still in the fleet, with why.
+      const auto not_asked = [&](NodeErrorKind kind, std::string message) {
         FleetNode node;
         node.host = n.name;
         node.scanned_at = fleet.scanned_at;
         node.source = "kubernetes";
         node.labels = n.feature_labels;
-        node.error = NodeError{NodeErrorKind::no_answer,
-                               text::cat(n.name, ": no running pod of ", where.pod_selector, " in namespace ",
-                                         where.namespace_name, n.ready ? "" : " (the node is not Ready)")};
+        node.error = NodeError{kind, std::move(message)};
         out[i] = std::move(node);
-        return;
-      }
+      };
+      const auto found = pod_of.find(n.name);
+      if (found == pod_of.end())
+        return not_asked(NodeErrorKind::no_answer,
+                         text::cat(n.name, ": no running pod of ", where.pod_selector, " in namespace ",
+                                   where.namespace_name, n.ready ? "" : " (the node is not Ready)"));
       const KubernetesPod& pod = *found->second;
       const std::string& pod_namespace = pod.namespace_name.empty() ? where.namespace_name : pod.namespace_name;
-      if (where.registry_port && (!kubernetes_name(pod.name) || !kubernetes_name(pod_namespace))) {
-        FleetNode node;
-        node.host = n.name;
-        node.scanned_at = fleet.scanned_at;
-        node.source = "kubernetes";
-        node.labels = n.feature_labels;
-        node.error = NodeError{NodeErrorKind::failed, text::cat(n.name, ": pod \"", text::excerpt(pod.name, 60), "\" in \"",
-                                                                text::excerpt(pod_namespace, 60),
-                                                                "\" is not a Kubernetes name; not asked")};
-        out[i] = std::move(node);
-        return;
-      }
+      if (where.registry_port && (!kubernetes_name(pod.name) || !kubernetes_name(pod_namespace)))
+        return not_asked(NodeErrorKind::failed, text::cat(n.name, ": pod \"", text::excerpt(pod.name, 60), "\" in \"",
+                                                          text::excerpt(pod_namespace, 60),
+                                                          "\" is not a Kubernetes name; not asked"));
       std::vector<std::string> ask =
           where.registry_port
               ? std::vector<std::string>{where.kubectl, "get", "--raw",

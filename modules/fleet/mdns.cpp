@@ -160,11 +160,11 @@ std::vector<ExporterTarget> mdns_exporter_targets(std::span<const MdnsService> s
     const std::string host(without_local(s.host));
     return host_name_problem(host) || host_name_problem(s.address) ? std::string() : host;
   };
+  std::vector<std::pair<const MdnsService*, std::string>> hosts;
   std::map<std::string, std::size_t> per_host;
-  for (const auto& [key, s] : chosen) ++per_host[node_host(*s)];
+  for (const auto& [key, s] : chosen) ++per_host[hosts.emplace_back(s, node_host(*s)).second];
   std::vector<ExporterTarget> targets;
-  for (const auto& [key, s] : chosen) {
-    const std::string host = node_host(*s);
+  for (const auto& [s, host] : hosts) {
     std::string address = !s->ipv6 ? text::cat(s->address, ":", s->port)
                           : rank(*s) == 2 ? text::cat("[", s->address, "%", s->interface, "]:", s->port)
                                           : text::cat("[", s->address, "]:", s->port);

@@ -3,14 +3,10 @@
 // (stage_memory.cpp), with the warnings and the assumptions they rest on.
 module;
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
-#include <tuple>
 #include <utility>
 #include <vector>
 module hwaccel.training;

@@ -3,13 +3,9 @@
 // optimizer's states, the activations and the step's temporary buffers.
 module;
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
-#include <limits>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <tuple>
 #include <utility>
 #include <vector>

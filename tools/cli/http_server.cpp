@@ -322,6 +322,8 @@ std::string HttpServer::url() const {
                    ":", bound.port());
 }
 
+unsigned short HttpServer::port() const { return state_->acceptor.local_endpoint().port(); }
+
 bool HttpServer::loopback() const { return state_->acceptor.local_endpoint().address().is_loopback(); }
 
 void HttpServer::run() {

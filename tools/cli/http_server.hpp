@@ -61,6 +61,8 @@ class HttpServer {
 
   /// "http://127.0.0.1:9464", with the port actually bound.
   std::string url() const;
+  /// The port actually bound.
+  unsigned short port() const;
   bool loopback() const;
   /// Serves until SIGINT or SIGTERM.
   void run();

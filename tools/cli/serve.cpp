@@ -3,7 +3,6 @@
 // SIGTERM) is http_server.cpp.
 #include "commands.hpp"
 
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -44,20 +43,12 @@ struct ServeArgs {
   std::string advertise_name;  // default: "hwaccel on HOST"
 };
 
-// The port of "http://HOST:PORT" as HttpServer::url() gives it.
-std::uint16_t served_port(std::string_view url) {
-  const auto colon = url.rfind(':');
-  unsigned port = 0;
-  if (colon != std::string_view::npos) std::from_chars(url.data() + colon + 1, url.data() + url.size(), port);
-  return static_cast<std::uint16_t>(port <= 65535 ? port : 0);
-}
-
 // `--advertise`: the exporter's DNS-SD services, published while it runs.
-CommandResult<MdnsAdvertisement> start_advertisement(const ServeArgs& args, std::string_view url, bool loopback) {
+CommandResult<MdnsAdvertisement> start_advertisement(const ServeArgs& args, std::uint16_t port, bool loopback) {
   const auto live = make_live_system();
   MdnsAdvertisement::Options o;
   o.helper = mdns_helper(*live);
-  o.port = served_port(url);
+  o.port = port;
   o.name = args.advertise_name;
   if (o.name.empty()) {
     char host[256] = {};
@@ -262,7 +253,7 @@ int run_serve(const ServeArgs& args) {
 
   std::optional<MdnsAdvertisement> advertisement;
   if (args.advertise) {
-    auto started = start_advertisement(args, (*server)->url(), (*server)->loopback());
+    auto started = start_advertisement(args, (*server)->port(), (*server)->loopback());
     if (!started) return fail_with("serve", started.error());
     advertisement = std::move(*started);
   }
