@@ -136,6 +136,9 @@ struct PlacementOptions {
   /// A user device-spec file's entries (read_device_specs), for nodes whose
   /// devices the built-in table does not know; must outlive the call.
   const DeviceSpecSet* device_specs = nullptr;
+  /// A user runtime-profile file's profiles (read_runtime_profiles), in place
+  /// of the built-in ones for each replica's plan; must outlive the call.
+  std::span<const RuntimeProfile> runtime_profiles;
   /// Above these sizes the search is first-fit decreasing, not exact.
   std::size_t exact_max_replicas = 12;
   std::size_t exact_max_nodes = 12;

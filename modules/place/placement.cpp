@@ -75,9 +75,10 @@ std::string gib_text(std::uint64_t bytes) {
   return text::cat(std::round(static_cast<double>(bytes) / (1024.0 * 1024 * 1024) * 10) / 10, " GiB");
 }
 
-InferenceSettings settings_of(const Workload& w, const DeviceSpecSet* device_specs = nullptr) {
+InferenceSettings settings_of(const Workload& w, const PlacementOptions& options = {}) {
   InferenceSettings s;
-  s.device_specs = device_specs;
+  s.device_specs = options.device_specs;
+  s.runtime_profiles = options.runtime_profiles;
   s.context = w.context;
   s.batch = w.batch;
   s.reserve_fraction = w.reserve_fraction;
@@ -89,7 +90,7 @@ InferenceSettings settings_of(const Workload& w, const DeviceSpecSet* device_spe
 // that hold a replica.
 Result<std::optional<Fit>> fit_on(const Kind& kind, std::uint32_t kind_index, const ModelDescription& model,
                                   const Workload& w, const PlacementOptions& options, std::string& why) {
-  InferenceSettings s = settings_of(w, options.device_specs);
+  InferenceSettings s = settings_of(w, options);
   if (w.quantization) {
     s.quantization = w.quantization;
   } else {

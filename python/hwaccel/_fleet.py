@@ -126,6 +126,7 @@ class Fleet:
         fabric: Optional[str] = None,
         exact_max: Optional[int] = None,
         device_specs: Optional[PathLike] = None,
+        runtime_profiles: Optional[PathLike] = None,
         power_budget: Optional[float] = None,
         node_power_budget: Optional[float] = None,
     ) -> Record:
@@ -134,7 +135,9 @@ class Fleet:
         or a list of ``{"model", "replicas", "quantization", ...}`` entries;
         ``busy`` names taken nodes or ``host/device`` ids (or an earlier
         result's JSON, or a file of either); ``exact_max`` (default 12) is the
-        largest instance searched exactly; ``power_budget`` and
+        largest instance searched exactly; ``runtime_profiles`` is a
+        runtime-profile file each replica's plan uses in place of the built-in
+        profiles (as ``plan``'s); ``power_budget`` and
         ``node_power_budget`` (kW) cap what the placed replicas draw on the
         fleet and on each node. The result has ``placed`` (each with its
         ``watts``), ``unplaced`` (with reasons), ``nodes_used``,
@@ -142,6 +145,7 @@ class Fleet:
         document = workloads if isinstance(workloads, str) else json.dumps({"workloads": [dict(w) for w in workloads]})
         settings: Dict[str, Any] = {"busy": _busy_text(busy), "fabric": fabric, "exact_max": exact_max,
                     "device_specs": None if device_specs is None else os.fspath(device_specs),
+                    "runtime_profiles": None if runtime_profiles is None else os.fspath(runtime_profiles),
                     "power_budget": power_budget, "node_power_budget": node_power_budget}
         return Record(json.loads(_native.fleet_place(self._json, document, settings)))
 

@@ -122,9 +122,10 @@ void bind_planning(py::module_& m) {
       [](const std::string& fleet_json, const std::string& workloads_json, const py::dict& settings) {
         const Fleet fleet = value_or_raise(fleet_from_json(fleet_json), "fleet");
         const auto workloads = value_or_raise(parse_workloads(workloads_json), "workloads");
-        const PlanRequest r = plan_request(settings);
+        const PlanRequest r = plan_request(settings, true);
         PlacementOptions options = value_or_raise(read_placement_options(r.values));
         if (!r.specs.empty()) options.device_specs = &r.specs;
+        options.runtime_profiles = r.profiles;
         const py::gil_scoped_release unlocked;
         return to_json(value_or_raise(place_workloads(fleet, workloads, options)));
       },

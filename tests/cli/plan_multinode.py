@@ -15,7 +15,8 @@ usage: plan_multinode.py HWACCEL FIXTURES_DIR
   `--what-is-missing` counts needed, free and missing nodes.
 - `hwaccel place`: replicas of 70B and 8B on that fleet, each on one host, no
   device twice; its --json fed back as --busy; 3 x 405B leaves replicas unplaced.
-- Bad input: exit 2 for bad usage, 1 for what cannot be read or planned.
+- Bad input: exit 2 for bad usage, 1 for what cannot be read or planned (a
+  runtime-profile file without every runtime, given to `place`, included).
 """
 import json
 import os
@@ -424,6 +425,16 @@ def check_bad_input(fleet, tmp):
     wfile.write_text(json.dumps({"workloads": [{"name": "x", "model": "llama-3.1-8b", "replicas": 1, "colour": "red"}]}))
     p = expect_rc(["place", "--fleet", fleet, "--workloads", wfile, "--json"], 2)
     check("colour" in p.stderr, f"place, a workload with an unknown key: stderr does not name it: {p.stderr.strip()!r}")
+
+    # place reads --runtime-profiles with the planner's reader: a file without every runtime is refused.
+    profiles = tmp / "no-runtimes.json"
+    profiles.write_text(json.dumps({"format": "hwaccel-runtime-profiles", "version": 1, "profiles": []}))
+    good = tmp / "one-workload.json"
+    good.write_text(json.dumps({"workloads": [{"name": "x", "model": "llama-3.1-8b", "replicas": 1}]}))
+    args = ["place", "--fleet", fleet, "--workloads", good, "--runtime-profiles", profiles, "--json"]
+    p = expect_rc(args, 1)
+    check("runtime-profiles: " in p.stderr and "has no entry for runtime" in p.stderr,
+          f"{cmd(args)}: stderr does not give the profile reader's error: {p.stderr.strip()!r}")
 
     args = [*PLAN_405B, *TWO_NODES, "--launch", "llama-cpp"]
     p = expect_rc(args, 1)

@@ -1,5 +1,7 @@
 """Plans over several nodes from Python: node syntax, copies of a node, the fabric, expert parallelism."""
 
+import json
+
 import pytest
 
 import hwaccel
@@ -65,3 +67,18 @@ def test_fleet_capacity_and_placement() -> None:
     assert not set(devices) & {d for p in again.placed for d in p.devices}
     with pytest.raises(hwaccel.InvalidInput, match="replicas"):
         fleet.place([{"model": "llama-3.1-8b", "replicas": 0}])
+
+
+def test_fleet_placement_reads_a_runtime_profile_file(tmp_path) -> None:
+    from conftest import SOURCE_DIR
+
+    fleet = _two_dgx_nodes()
+    workloads = [{"model": "llama-3.1-8b", "replicas": 1, "quantization": "bf16"}]
+    builtin = fleet.place(workloads)
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(json.loads((SOURCE_DIR / "data" / "runtime-profiles.json").read_text())))
+    assert fleet.place(workloads, runtime_profiles=same).placed == builtin.placed
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"format": "hwaccel-runtime-profiles", "version": 1, "profiles": []}))
+    with pytest.raises(hwaccel.Error, match="runtime-profiles: .*has no entry for runtime"):
+        fleet.place(workloads, runtime_profiles=empty)

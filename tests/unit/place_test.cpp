@@ -125,6 +125,34 @@ TEST(Place, PowerBudgetsTakeBackTheLastReplicas) {
   for (const auto& u : node_budget.unplaced) EXPECT_TRUE(u.reason.starts_with("power budget: node ")) << u.reason;
 }
 
+// A runtime-profile file reaches each replica's plan: the built-in profiles
+// given as a file place the same, and runtimes half as efficient change what
+// each replica draws.
+TEST(Place, RuntimeProfilesReachEachReplicasPlan) {
+  const Fleet fleet = hypothetical_fleet({{"gpu-a", "8xH100-SXM-80GB"}});
+  const std::vector<Workload> w = {workload("chat", "llama-3.1-8b", 2, QuantizationLevel::bf16)};
+  const PlacementResult builtin = place_workloads(fleet, w).value();
+  ASSERT_EQ(builtin.placed.size(), 2u);
+  ASSERT_TRUE(builtin.placed.front().watts.has_value());
+
+  const std::vector<RuntimeProfile> same(runtime_profiles().begin(), runtime_profiles().end());
+  PlacementOptions options;
+  options.runtime_profiles = same;
+  EXPECT_EQ(place_workloads(fleet, w, options).value(), builtin);
+
+  std::vector<RuntimeProfile> slower = same;
+  for (auto& profile : slower) {
+    profile.bandwidth_efficiency /= 2;
+    profile.compute_efficiency /= 2;
+  }
+  options.runtime_profiles = slower;
+  const PlacementResult slow = place_workloads(fleet, w, options).value();
+  ASSERT_EQ(slow.placed.size(), 2u);
+  ASSERT_TRUE(slow.placed.front().watts.has_value());
+  EXPECT_NE(*slow.placed.front().watts, *builtin.placed.front().watts);
+  check_placement(fleet, w, slow);
+}
+
 TEST(Place, MixedWorkloadsAndAWholeNodeReplica) {
   // 405B at BF16 needs both H100 nodes (TP 8 x PP 2); the 8B replicas go to the A100 node.
   const Fleet fleet = hypothetical_fleet({{"a", "8xH100-SXM-80GB"}, {"b", "8xH100-SXM-80GB"}, {"c", "8xA100-SXM-80GB"}});

@@ -63,6 +63,9 @@ int run_place(const PlaceArgs& a) {
   const auto device_specs = inputs->load_device_specs();
   if (!device_specs) return fail_with("place", device_specs.error().message, exit_failure);
   if (!device_specs->empty()) options->device_specs = &*device_specs;
+  const auto runtime_profiles = inputs->load_runtime_profiles();
+  if (!runtime_profiles) return fail_with("place", runtime_profiles.error().message, exit_failure);
+  options->runtime_profiles = *runtime_profiles;
   auto result = place_workloads(*fleet, *workloads, *options);
   if (!result) return fail_with("place", result.error().message, exit_failure);
   const bool json = a.json || (!a.human && !is_terminal(STDOUT_FILENO));
@@ -89,7 +92,7 @@ Command add_place_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   add_setting_options(*cmd, placement_setting_keys(), args->settings);
-  add_setting_options(*cmd, planning_input_keys(), args->settings, {"device-specs"});
+  add_setting_options(*cmd, planning_input_keys(), args->settings, {"device-specs", "runtime-profiles"});
   auto* json_flag = cmd->add_flag("--json", args->json, "JSON output");
   auto* human_flag = cmd->add_flag("--human", args->human, "Text output even when stdout is not a terminal");
   json_flag->excludes(human_flag);
