@@ -5,7 +5,6 @@
 module;
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@ module;
 #include <utility>
 #include <vector>
 module hwaccel.fleet;
+import hwaccel.spawn;
 
 namespace hwaccel {
 
@@ -105,42 +105,21 @@ Result<MdnsAdvertisement> MdnsAdvertisement::start(Options options) {
                                          text::cat("version=", library_version()),
                                          std::string(mdns_metrics_service),
                                          "path=/metrics"};
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&actions, input[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, output[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, output[1], 2);
-  sigset_t none;
-  sigset_t defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGINT);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  // Its own group: a terminal's Ctrl-C reaches the server, which then
-  // withdraws the services in order instead of losing the helper first.
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  const int spawned = options.helper.find('/') != std::string::npos
-                          ? ::posix_spawn(&child->pid, options.helper.c_str(), &actions, &attr, argv.data(), environ)
-                          : ::posix_spawnp(&child->pid, options.helper.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  // Its own process group (ChildSpawn): a terminal's Ctrl-C reaches the
+  // server, which then withdraws the services in order instead of losing the
+  // helper first.
+  ChildSpawn spawn;
+  spawn.give(input[0], 0).give(output[1], 1).give(output[1], 2);
+  const auto started = spawn.start(options.helper, args);
   ::close(input[0]);
   ::close(output[1]);
-  if (spawned != 0) {
-    child->pid = -1;
-    return fail(Error{spawned == ENOENT ? ErrorKind::tool_not_found : ErrorKind::tool_failed,
-                      text::cat(options.helper, " cannot be started: ", std::strerror(spawned),
-                                spawned == ENOENT ? " (build with -Dmdns=enabled, or set HWACCEL_MDNS_HELPER)" : "")});
+  if (!started) {
+    const bool missing = started.error().kind == ErrorKind::tool_not_found;
+    return fail(Error{started.error().kind,
+                      text::cat(options.helper, " cannot be started: ", started.error().message,
+                                missing ? " (build with -Dmdns=enabled, or set HWACCEL_MDNS_HELPER)" : "")});
   }
+  child->pid = *started;
   child->reader = std::thread(read_lines, child->output, std::move(options.on_message));
   return MdnsAdvertisement(std::move(child));
 }

@@ -23,7 +23,6 @@ module;
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -32,6 +31,7 @@ module;
 
 extern char** environ;
 module hwaccel.detect;
+import hwaccel.spawn;
 
 #include "posix_file.hpp"
 
@@ -349,26 +349,6 @@ class LiveSystem final : public System {
   mutable std::map<std::string, std::optional<std::string>, std::less<>> tool_cache_;
 };
 
-class SpawnAttributes {
- public:
-  SpawnAttributes() {
-    ::posix_spawnattr_init(&attr_);
-    ::posix_spawn_file_actions_init(&actions_);
-  }
-  ~SpawnAttributes() {
-    ::posix_spawnattr_destroy(&attr_);
-    ::posix_spawn_file_actions_destroy(&actions_);
-  }
-  SpawnAttributes(const SpawnAttributes&) = delete;
-  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
-  posix_spawnattr_t* attr() { return &attr_; }
-  posix_spawn_file_actions_t* actions() { return &actions_; }
-
- private:
-  posix_spawnattr_t attr_;
-  posix_spawn_file_actions_t actions_;
-};
-
 std::string describe_command(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {
@@ -428,33 +408,13 @@ Result<ToolResult> LiveSystem::run(const ToolRequest& request) const {
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) return fail(errno_error(errno, "cannot create a pipe for", command));
   FileDescriptor err_read(err_pipe[0]), err_write(err_pipe[1]);
 
-  SpawnAttributes spawn;
-  ::posix_spawn_file_actions_addopen(spawn.actions(), 0, "/dev/null", O_RDONLY, 0);
-  ::posix_spawn_file_actions_adddup2(spawn.actions(), out_write.get(), 1);
-  ::posix_spawn_file_actions_adddup2(spawn.actions(), err_write.get(), 2);
-  // Descriptors the host application opened without O_CLOEXEC stay out of the tool.
-  ::posix_spawn_file_actions_addclosefrom_np(spawn.actions(), 3);
-  // Its own process group, so that the deadline kills its children too.
-  ::posix_spawnattr_setpgroup(spawn.attr(), 0);
-  sigset_t no_signals, all_signals;
-  sigemptyset(&no_signals);
-  sigfillset(&all_signals);
-  ::posix_spawnattr_setsigmask(spawn.attr(), &no_signals);
-  ::posix_spawnattr_setsigdefault(spawn.attr(), &all_signals);
-  ::posix_spawnattr_setflags(spawn.attr(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-  std::vector<char*> argv;
-  argv.reserve(request.argv.size() + 1);
-  for (const auto& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-
+  ChildSpawn spawn;
+  spawn.give_null(0, O_RDONLY).give(out_write.get(), 1).give(err_write.get(), 2);
   const auto start = Clock::now();
   const auto deadline = start + request.timeout;
-  pid_t pid = -1;
-  const int spawn_rc = ::posix_spawn(&pid, path->c_str(), spawn.actions(), spawn.attr(), argv.data(), child_envp_.data());
-  if (spawn_rc != 0)
-    return fail(spawn_rc == ENOENT ? ErrorKind::tool_not_found : ErrorKind::tool_failed,
-                text::cat("cannot start ", command, ": ", std::strerror(spawn_rc)));
+  const auto started = spawn.start(*path, request.argv, child_envp_.data());
+  if (!started) return fail(started.error().kind, text::cat("cannot start ", command, ": ", started.error().message));
+  const pid_t pid = *started;
   out_write.reset();
   err_write.reset();
 

@@ -6,7 +6,6 @@ module;
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@ module;
 #include "hwaccel/plugin.h"
 #include "plugin_wire.hpp"
 module hwaccel.registry;
+import hwaccel.spawn;
 
 namespace hwaccel::plugin_detail {
 
@@ -214,39 +214,16 @@ PluginRun run_isolated(const PluginFile& file, const std::string& host, const De
   OwnedFd ours(sockets[0]);
   OwnedFd theirs(sockets[1]);
 
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&actions, theirs.get(), 0);
-  posix_spawn_file_actions_adddup2(&actions, theirs.get(), 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, plugin_fd->get(), 3);
-  sigset_t none;
-  sigset_t defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGINT);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  const std::string cap = std::to_string(limits.output_cap);
+  ChildSpawn spawn;
+  spawn.give(theirs.get(), 0).give(theirs.get(), 1).give_null(2, O_WRONLY).give(plugin_fd->get(), 3);
   const std::string mode = ctx ? "detect" : "describe";
-  std::vector<char*> argv{const_cast<char*>(host.c_str()), const_cast<char*>(mode.c_str()),
-                          const_cast<char*>("/proc/self/fd/3"), const_cast<char*>(cap.c_str()), nullptr};
   HostProcess child;
-  const int spawned = ::posix_spawn(&child.pid, host.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const auto started = spawn.start(host, {host, mode, "/proc/self/fd/3", std::to_string(limits.output_cap)});
   theirs = OwnedFd();
-  if (spawned != 0) {
-    child.pid = -1;
+  if (!started)
     return failure(WarningKind::tool_failed, text::cat("plugin ", file.path, ": its host ", host, " cannot be started: ",
-                                                       std::strerror(spawned)));
-  }
+                                                       started.error().message));
+  child.pid = *started;
 
   auto deadline = Clock::now() + limits.timeout;
   const std::size_t max_body = limits.output_cap + wire::frame_overhead;
