@@ -110,12 +110,10 @@ inline std::vector<std::string_view> split_trimmed(std::string_view text, char s
   return out;
 }
 
-/// Whitespace-separated words.
-inline std::vector<std::string_view> words(std::string_view text) {
-  std::vector<std::string_view> out;
-  // Room for a mountinfo or cpuinfo line's words: one allocation instead of
-  // one per doubling.
-  out.reserve(16);
+/// Whitespace-separated words, into `out` (cleared first): a parser of many
+/// lines keeps one vector's storage for all of them.
+inline void words_into(std::string_view text, std::vector<std::string_view>& out) {
+  out.clear();
   std::size_t i = 0;
   while (i < text.size()) {
     while (i < text.size() && is_space(text[i])) ++i;
@@ -123,6 +121,15 @@ inline std::vector<std::string_view> words(std::string_view text) {
     while (i < text.size() && !is_space(text[i])) ++i;
     if (i > start) out.push_back(text.substr(start, i - start));
   }
+}
+
+/// Whitespace-separated words.
+inline std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  // Room for a mountinfo or cpuinfo line's words: one allocation instead of
+  // one per doubling.
+  out.reserve(16);
+  words_into(text, out);
   return out;
 }
 

@@ -24,10 +24,10 @@ std::vector<std::string> names_in(const System& system, std::string_view dir, bo
   auto entries = system.list_dir(dir);
   if (!entries) return {};
   readable = true;
+  // Sorted already: System::list_dir gives names in bytewise order.
   std::vector<std::string> names;
   names.reserve(entries->size());
   for (auto& e : *entries) names.push_back(std::move(e.name));
-  std::sort(names.begin(), names.end());
   return names;
 }
 

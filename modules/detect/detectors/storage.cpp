@@ -26,6 +26,8 @@ namespace hwaccel {
 namespace parsers {
 
 std::string unescape_mount_field(std::string_view field) {
+  // Most fields have no escape at all.
+  if (field.find('\\') == std::string_view::npos) return std::string(field);
   std::string out;
   out.reserve(field.size());
   for (std::size_t i = 0; i < field.size(); ++i) {
@@ -47,10 +49,13 @@ std::string unescape_mount_field(std::string_view field) {
 
 MountInfo parse_mountinfo(std::string_view text) {
   MountInfo info;
+  info.entries.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  std::vector<std::string_view> fields;
+  fields.reserve(16);
   while (!text.empty()) {
     const std::string_view line = text::next_line(text);
     if (text::trim(line).empty()) continue;
-    const auto fields = text::words(line);
+    text::words_into(line, fields);
     // id parent major:minor root mount-point options [optional...] - fstype source super-options
     const auto separator = std::find(fields.begin(), fields.end(), std::string_view("-"));
     if (fields.size() < 6 || separator == fields.end() || separator - fields.begin() < 6 || fields.end() - separator < 3) {

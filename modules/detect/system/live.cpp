@@ -74,8 +74,10 @@ using posix::FileDescriptor;
 using posix::file_type_of;
 
 // Reads until EOF or until `cap` bytes are held; one more byte is attempted
-// so that `truncated` is exact.
-Result<FileContent> read_fd(int fd, std::size_t cap, std::string_view path) {
+// so that `truncated` is exact. `whole_in_one_read`: a read shorter than asked
+// is the end (a sysfs attribute, which the kernel hands over in one read), so
+// no second read is spent to see the end of the file.
+Result<FileContent> read_fd(int fd, std::size_t cap, std::string_view path, bool whole_in_one_read) {
   const auto read_some = [fd](char* to, std::size_t want) {
     ssize_t n = 0;
     do n = ::read(fd, to, want);
@@ -95,6 +97,7 @@ Result<FileContent> read_fd(int fd, std::size_t cap, std::string_view path) {
     if (n < 0) return fail(errno_error(errno, "cannot read", path));
     if (n == 0) break;
     content.data.append(page.data(), static_cast<std::size_t>(n));
+    if (whole_in_one_read && static_cast<std::size_t>(n) < want) break;
     larger = static_cast<std::size_t>(n) == page.size();  // then read in growing chunks below
   }
   std::size_t chunk = std::min<std::size_t>(cap + 1, 4 * page.size());
@@ -204,7 +207,10 @@ class LiveSystem final : public System {
     if (!S_ISREG(st.st_mode))
       return fail(ErrorKind::not_regular_file,
                   text::cat("refusing to read ", path, ": it is a ", to_string(file_type_of(st.st_mode)), ", not a regular file"));
-    return read_fd(fd.get(), max_bytes, path);
+    // sysfs gives every attribute the size of a page and its whole value in
+    // the first read (at most a page); binary attributes have their own sizes.
+    const bool sysfs_attribute = path.starts_with("/sys/") && st.st_size == ::getpagesize();
+    return read_fd(fd.get(), max_bytes, path, sysfs_attribute);
   }
 
   Result<std::vector<DirEntry>> list_dir(std::string_view path) const override {
