@@ -245,17 +245,19 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
   std::vector<std::jthread> threads;
 #endif
 
+  // Settled once: whether the plugin row runs means looking for plugins.
+  std::vector<char> chosen(table.size());
+  for (std::size_t i = 0; i < table.size(); ++i) chosen[i] = selected(*table[i], options);
   // The kernel's traces decide whose tools are looked for; read only when
   // they decide for a selected detector.
-  const bool traces_decide = std::any_of(table.begin(), table.end(), [&](const Detector* d) {
-    return selected(*d, options) && tools_need_evidence(*d, options);
-  });
+  bool traces_decide = false;
+  for (std::size_t i = 0; i < table.size(); ++i) traces_decide |= chosen[i] && tools_need_evidence(*table[i], options);
   const KernelTraces traces = traces_decide ? read_kernel_traces(system) : KernelTraces{};
   std::vector<std::size_t> inline_ones;
   std::vector<char> tools_looked_for(table.size(), 1);
   for (std::size_t i = 0; i < table.size(); ++i) {
     const Detector& d = *table[i];
-    if (!selected(d, options)) continue;
+    if (!chosen[i]) continue;
     tools_looked_for[i] = looks_for_tools(d, traces, options);
 #if HWACCEL_HAS_THREADS
     // A plugin waits on its host process, or on tools of its own.
@@ -275,7 +277,7 @@ Inventory detect_inventory(const System& machine, const DetectOptions& options) 
   Inventory inv;
   for (std::size_t i = 0; i < table.size(); ++i) {
     const Detector& d = *table[i];
-    if (!selected(d, options)) continue;
+    if (!chosen[i]) continue;
     DetectorOutput& out = slots[i].output;
     append(inv.devices, std::move(out.devices));
     append(inv.links, std::move(out.links));

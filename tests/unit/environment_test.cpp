@@ -393,6 +393,19 @@ TEST(EnvironmentProbe, OldAwsXenInstance) {
   EXPECT_EQ(*env.cloud, (CloudInstance{"aws", std::nullopt, "HVM domU"}));
 }
 
+TEST(EnvironmentProbe, DmiWithoutASystemVendorIsStillRead) {
+  // The other strings are skipped only when the DMI folder itself is absent.
+  FixtureBuilder f;
+  f.file("/sys/hypervisor/type", "xen\n")
+      .file("/sys/hypervisor/uuid", "ec2cefac-dce1-eed5-4e48-83ad3ef51bfb\n")
+      .file("/sys/class/dmi/id/product_name", "HVM domU\n")
+      .file("/sys/class/dmi/id/bios_version", "4.2.amazon\n")
+      .file("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu hypervisor\n");
+  const Environment env = probe(f);
+  ASSERT_TRUE(env.cloud);
+  EXPECT_EQ(*env.cloud, (CloudInstance{"aws", std::nullopt, "HVM domU"}));
+}
+
 TEST(EnvironmentProbe, AXenGuestElsewhereIsNotAws) {
   FixtureBuilder f;
   f.file("/sys/hypervisor/type", "xen\n")

@@ -289,6 +289,44 @@ TEST_F(LiveFiles, ProcFilesThatReadInPiecesAreReadWhole) {
   EXPECT_FALSE(r->truncated);
 }
 
+TEST_F(LiveFiles, KernelFoldersAreRefusedAsFolders) {
+  // sysfs and procfs files are read without an fstat first: a folder there
+  // is still refused as a folder, not as a failed read.
+  for (const char* path : {"/sys/class", "/proc/self", "/proc/sys"}) {
+    auto r = system_->read_file(path);
+    ASSERT_FALSE(r) << path;
+    EXPECT_EQ(r.error().kind, hwaccel::ErrorKind::not_regular_file) << path;
+    EXPECT_NE(r.error().message.find("directory"), std::string::npos) << r.error().message;
+  }
+}
+
+TEST_F(LiveFiles, SysfsAttributesAndLargeProcFilesReadWhole) {
+  // A sysfs attribute ends at its first short read; /proc/self/maps is a
+  // seq_file that can pass a page; both come back as the kernel wrote them.
+  const char* attribute = "/sys/kernel/mm/transparent_hugepage/enabled";
+  for (const char* path : {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible", attribute}) {
+    std::ifstream in(path);
+    if (!in) continue;
+    const std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto r = system_->read_file(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->data, expected) << path;
+  }
+  auto maps = system_->read_file("/proc/self/maps");
+  ASSERT_TRUE(maps);
+  EXPECT_GT(maps->data.size(), 4096u);  // dozens of mappings in a test binary
+  EXPECT_EQ(maps->data.back(), '\n');
+}
+
+TEST_F(LiveFiles, ProcPathsThroughAProcessRootAreCheckedLikeAnyFile) {
+  // /proc/self/root leaves procfs: a FIFO reached through it is refused.
+  const auto fifo = dir_.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto r = system_->read_file("/proc/self/root" + fifo.string());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, hwaccel::ErrorKind::not_regular_file);
+}
+
 TEST_F(LiveFiles, FifoIsRefusedWithoutBlocking) {
   const auto fifo = dir_.path() / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);

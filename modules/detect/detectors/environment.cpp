@@ -59,9 +59,10 @@ MountEvidence parse_container_mounts(std::string_view text) {
   MountEvidence ev;
   std::optional<std::string> root_runtime;
   std::optional<std::string> files_runtime;
+  std::vector<std::string_view> fields;  // one vector for every line
   while (!text.empty()) {
     const std::string_view line = text::next_line(text);
-    const auto fields = text::words(line);
+    text::words_into(line, fields);
     // id parent major:minor root mount-point options [optional...] - fstype source super-options
     if (fields.size() < 7) continue;
     const auto dash = std::find(fields.begin() + 6, fields.end(), std::string_view("-"));
@@ -267,10 +268,12 @@ std::optional<CloudInstance> identify_cloud(const Dmi& dmi, std::string_view xen
 
 namespace {
 
+constexpr std::string_view dmi_dir = "/sys/class/dmi/id";
+
 // DMI strings are at most 255 bytes (SMBIOS string table); anything longer or
 // binary is not a firmware string.
 std::string dmi_string(const System& sys, std::string_view name) {
-  const auto value = read_text(sys, text::cat("/sys/class/dmi/id/", name), 4096);
+  const auto value = read_text(sys, text::cat(dmi_dir, "/", name), 4096);
   if (!value || value->size() > 255) return {};
   return text::excerpt(*value, 255);
 }
@@ -278,6 +281,9 @@ std::string dmi_string(const System& sys, std::string_view name) {
 parsers::Dmi read_dmi(const System& sys) {
   parsers::Dmi dmi;
   dmi.sys_vendor = dmi_string(sys, "sys_vendor");
+  // Without the folder (no DMI: most ARM boards, many containers) the other
+  // six reads would each fail the same way.
+  if (dmi.sys_vendor.empty() && !sys.status(dmi_dir)) return dmi;
   dmi.product_name = dmi_string(sys, "product_name");
   dmi.product_version = dmi_string(sys, "product_version");
   dmi.board_vendor = dmi_string(sys, "board_vendor");

@@ -7,6 +7,7 @@ module;
 #include <cerrno>
 #include <climits>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -122,6 +123,54 @@ Result<FileContent> read_fd(int fd, std::size_t cap, std::string_view path, bool
   return content;
 }
 
+// Sorted through an index: /dev and /sys/module hold hundreds of names, and
+// swapping the strings themselves was most of a listing's cost.
+std::vector<DirEntry> sorted_by_name(std::vector<DirEntry> entries) {
+  std::vector<std::uint32_t> order(entries.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::string_view(entries[a].name) < std::string_view(entries[b].name);
+  });
+  std::vector<DirEntry> sorted;
+  sorted.reserve(entries.size());
+  for (const std::uint32_t i : order) sorted.push_back(std::move(entries[i]));
+  return sorted;
+}
+
+// Files of the kernel's own filesystems, whose reads need no fstat first.
+// sysfs_attribute: the kernel hands a sysfs attribute over a page at a time,
+// so a read shorter than a page is its end (text attributes are at most a
+// page; binary ones come in page-sized reads). Other filesystems mounted
+// under /sys/fs and /sys/kernel (cgroup, debugfs, tracefs, securityfs) are
+// read to EOF, as procfs is. A /proc path through a process's
+// root, cwd, exe or descriptors leaves procfs and is read like any file.
+enum class KernelFileKind { none, sysfs_attribute, read_to_end };
+
+KernelFileKind kernel_file_kind(std::string_view path) noexcept {
+  const bool sys = path.starts_with("/sys/");
+  if (!sys && !path.starts_with("/proc/")) return KernelFileKind::none;
+  std::string_view rest = path.substr(sys ? 5 : 6);
+  while (!rest.empty()) {
+    const std::string_view part = text::next_token(rest, '/');
+    if (part == ".." || part == ".") return KernelFileKind::none;
+    if (!sys && (part == "root" || part == "cwd" || part == "exe" || part == "fd" || part == "map_files" || part == "ns"))
+      return KernelFileKind::none;
+  }
+  if (!sys) return KernelFileKind::read_to_end;
+  const bool other_filesystem = path.starts_with("/sys/fs/") || path.starts_with("/sys/kernel/");
+  return other_filesystem ? KernelFileKind::read_to_end : KernelFileKind::sysfs_attribute;
+}
+
+Error not_regular(std::string_view path, FileType type) {
+  return Error{ErrorKind::not_regular_file,
+               text::cat("refusing to read ", path, ": it is a ", to_string(type), ", not a regular file")};
+}
+
+bool is_directory(int fd) noexcept {
+  struct stat st{};
+  return ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 std::vector<std::string> split_path_list(std::string_view list) {
   std::vector<std::string> dirs;
   while (!list.empty()) {
@@ -202,15 +251,20 @@ class LiveSystem final : public System {
     // O_NONBLOCK: opening a FIFO must not wait for a writer.
     FileDescriptor fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
     if (!fd) return fail(errno_error(errno, "cannot open", path));
-    struct stat st{};
-    if (::fstat(fd.get(), &st) != 0) return fail(errno_error(errno, "cannot stat", path));
-    if (!S_ISREG(st.st_mode))
-      return fail(ErrorKind::not_regular_file,
-                  text::cat("refusing to read ", path, ": it is a ", to_string(file_type_of(st.st_mode)), ", not a regular file"));
-    // sysfs gives every attribute the size of a page and its whole value in
-    // the first read (at most a page); binary attributes have their own sizes.
-    const bool sysfs_attribute = path.starts_with("/sys/") && st.st_size == ::getpagesize();
-    return read_fd(fd.get(), max_bytes, path, sysfs_attribute);
+    const KernelFileKind kernel_file = kernel_file_kind(path);
+    if (kernel_file == KernelFileKind::none) {
+      struct stat st{};
+      if (::fstat(fd.get(), &st) != 0) return fail(errno_error(errno, "cannot stat", path));
+      if (!S_ISREG(st.st_mode)) return fail(not_regular(path, file_type_of(st.st_mode)));
+      return read_fd(fd.get(), max_bytes, path, false);
+    }
+    // sysfs and procfs hold only folders, links and regular files, so the
+    // fstat other files need is not spent on them: a folder shows itself
+    // as EISDIR on the first read.
+    auto content = read_fd(fd.get(), max_bytes, path, kernel_file == KernelFileKind::sysfs_attribute);
+    if (!content && content.error().kind == ErrorKind::io_error && is_directory(fd.get()))
+      return fail(not_regular(path, FileType::directory));
+    return content;
   }
 
   Result<std::vector<DirEntry>> list_dir(std::string_view path) const override {
@@ -234,8 +288,7 @@ class LiveSystem final : public System {
       }
       entries.push_back(DirEntry{std::string(name), type});
     }
-    std::sort(entries.begin(), entries.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
-    return entries;
+    return sorted_by_name(std::move(entries));
   }
 
   Result<std::string> read_link(std::string_view path) const override {
@@ -333,7 +386,9 @@ class LiveSystem final : public System {
   const std::vector<std::string>& tool_dirs() const {
     std::call_once(tool_dirs_once_, [this] {
       std::vector<std::pair<dev_t, ino_t>> seen;
-      for (const auto& dir : search_dirs_) {
+      for (auto dir_it = search_dirs_.begin(); dir_it != search_dirs_.end(); ++dir_it) {
+        const std::string& dir = *dir_it;
+        if (std::find(search_dirs_.begin(), dir_it, dir) != dir_it) continue;  // named twice: one stat
         struct stat st{};
         if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
         const std::pair id{st.st_dev, st.st_ino};
