@@ -27,10 +27,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ORDER_FILE = os.path.join(HERE, 'cli', 'startup-order.txt')
 
 # The commands whose start-up is laid out: detection of this machine (bare
-# and named, as JSON and as a table), the version probe, and the backend list.
+# and named, alone (no parser), as JSON with options and as a table), the
+# version probe, and the backend list. The first one's symbols come first.
 COMMANDS = [
-    ['detect', '--no-timings'],
+    ['detect'],
     [],
+    ['detect', '--no-timings'],
     ['detect', '--table'],
     ['--version'],
     ['backends'],

@@ -89,6 +89,43 @@ with tempfile.TemporaryDirectory() as tmp:
                  ["watch", "--fixture", str(machine), "--json", "--format", "table"]):
         check(run(args).returncode == 2, f"{' '.join(args[:2])}: --json with a table accepted")
 
+    # `hwaccel` and `hwaccel detect` alone take no parser: the same document
+    # as `detect --json`, the same settings from the environment, and the
+    # same error for a bad one.
+    def live_document(args, extra_env=None):
+        r = subprocess.run([hwaccel, *args], capture_output=True, text=True, timeout=120,
+                           env={**env, **(extra_env or {})})
+        check(r.returncode == 0, f"{args}: exit {r.returncode}: {r.stderr.strip()[:300]}")
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            failures.append(f"{args}: not JSON: {r.stdout[:200]!r}")
+            return None, []
+        backends = sorted(doc.pop("timings_us", {}))
+        for device in doc.get("devices", []):
+            for volatile in ("memory_free_bytes", "memory_used_bytes", "utilization_percent", "temperature_c",
+                             "power_watts"):
+                device.pop(volatile, None)
+        doc.get("system", {}).get("cpu", {}).pop("memory_available_bytes", None)
+        return doc, backends
+
+    parsed, parsed_backends = live_document(["detect", "--json"])
+    for args in ([], ["detect"]):
+        doc, backends = live_document(args)
+        check(doc == parsed and backends == parsed_backends, f"hwaccel {' '.join(args)}: not what detect --json gives")
+    only_cpu = {"HWACCEL_BACKENDS": "cpu"}
+    alone_ran = live_document(["detect"], only_cpu)[1]
+    parsed_ran = live_document(["detect", "--json"], only_cpu)[1]
+    check(alone_ran == parsed_ran and "cpu" in alone_ran and "cuda" not in alone_ran and "cuda" in parsed_backends,
+          f"HWACCEL_BACKENDS=cpu: `hwaccel detect` ran {alone_ran}, `hwaccel detect --json` {parsed_ran}")
+    bad = {**env, "HWACCEL_BACKENDS": "cuda,warp-drive"}
+    alone = subprocess.run([hwaccel, "detect"], capture_output=True, text=True, timeout=120, env=bad)
+    with_parser = subprocess.run([hwaccel, "detect", "--json"], capture_output=True, text=True, timeout=120, env=bad)
+    check(alone.returncode == with_parser.returncode != 0 and alone.stderr == with_parser.stderr
+          and alone.stderr.startswith("hwaccel detect: "),
+          f"HWACCEL_BACKENDS=cuda,warp-drive: {alone.returncode} {alone.stderr.strip()!r} against "
+          f"{with_parser.returncode} {with_parser.stderr.strip()!r}")
+
     # fleet scan --exec: a program by path, absolute or relative, run without a shell.
     agent = work / "bin" / "agent"
     agent.parent.mkdir()
