@@ -458,8 +458,28 @@ class Reader {
     return true;
   }
 
-  // An object of a type with a table. Writers give the keys in table order,
-  // so each lookup starts after the last key found and is usually one compare.
+  // An object's members in turn, each key and value taken off the tape once:
+  // the in-order pass below tries several members against the same key.
+  struct Cursor {
+    object::iterator it, end;
+    std::string_view key;
+    element value;
+    bool more = false;
+
+    Cursor(object::iterator from, object::iterator to) : it(from), end(to) { load(); }
+    void load() {
+      more = it != end;
+      if (more) {
+        key = it.key();
+        value = it.value();
+      }
+    }
+    void next() {
+      ++it;
+      load();
+    }
+  };
+
   // An object of a type with a table. Writers give the keys in table order,
   // so each member in turn is matched against the next key, its own key a
   // constant; a key out of that order (or unknown) is then looked up.
@@ -470,16 +490,14 @@ class Reader {
     const auto& table = table_of(std::type_identity<T>{});
     constexpr std::size_t n = std::tuple_size_v<std::remove_cvref_t<decltype(table.fields)>>;
     std::uint64_t seen = 0;
-    auto it = o.begin();
-    const auto end = o.end();
+    Cursor at(o.begin(), o.end());
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (read_in_order<I>(table, it, end, path, out, seen), ...);
+      (read_in_order<I>(table, at, path, out, seen), ...);
     }(std::make_index_sequence<n>{});
-    for (; !failed && it != end; ++it) {
-      const auto [k, v] = *it;
+    for (; !failed && at.more; at.next()) {
       for (std::size_t i = 0; i < n; ++i) {
-        if (!same_key(table.keys[i], k)) continue;
-        if (read_member<0, n>(i, table.fields, v, at_member(path, k), out)) seen |= std::uint64_t{1} << i;
+        if (!same_key(table.keys[i], at.key)) continue;
+        if (read_member<0, n>(i, table.fields, at.value, at_member(path, at.key), out)) seen |= std::uint64_t{1} << i;
         break;
       }  // a key no entry names is a field of a newer schema
     }
@@ -491,15 +509,13 @@ class Reader {
   }
 
   // Member I, when the next key is its own.
-  template <std::size_t I, class Table, class Iterator, class T>
-  void read_in_order(const Table& table, Iterator& it, const Iterator& end, const Path& path, T& out,
-                     std::uint64_t& seen) {
-    if (failed || !(it != end)) return;
-    const auto [k, v] = *it;
+  template <std::size_t I, class Table, class T>
+  void read_in_order(const Table& table, Cursor& at, const Path& path, T& out, std::uint64_t& seen) {
+    if (failed || !at.more) return;
     const auto& member = std::get<I>(table.fields);
-    if (!same_key(k, member.key)) return;
-    if (member.read(*this, v, at_member(path, k), out)) seen |= std::uint64_t{1} << I;
-    ++it;
+    if (!same_key(at.key, member.key)) return;
+    if (member.read(*this, at.value, at_member(path, at.key), out)) seen |= std::uint64_t{1} << I;
+    at.next();
   }
 
   // Reads the member at `i` of `fields`, chosen by halving [Lo, Hi): a few
