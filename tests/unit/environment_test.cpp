@@ -377,15 +377,19 @@ TEST(EnvironmentProbe, BadNamespaceFileIsAWarning) {
   EXPECT_NE(warnings[0].message.find("/var/run/secrets/kubernetes.io/serviceaccount/namespace"), std::string::npos);
 }
 
+// An EC2 Xen guest as the hypervisor shows it, without its DMI strings.
+FixtureBuilder& aws_xen_guest(FixtureBuilder& f) {
+  return f.file("/sys/hypervisor/type", "xen\n")
+      .file("/sys/hypervisor/uuid", "ec2cefac-dce1-eed5-4e48-83ad3ef51bfb\n")
+      .file("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu hypervisor\n");
+}
+
 TEST(EnvironmentProbe, OldAwsXenInstance) {
   FixtureBuilder f;
-  f.file("/sys/hypervisor/type", "xen\n")
-      .file("/sys/hypervisor/uuid", "ec2cefac-dce1-eed5-4e48-83ad3ef51bfb\n")
-      .file("/sys/class/dmi/id/sys_vendor", "Xen\n")
+  aws_xen_guest(f).file("/sys/class/dmi/id/sys_vendor", "Xen\n")
       .file("/sys/class/dmi/id/product_name", "HVM domU\n")
       .file("/sys/class/dmi/id/bios_vendor", "Xen\n")
-      .file("/sys/class/dmi/id/bios_version", "4.2.amazon\n")
-      .file("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu hypervisor\n");
+      .file("/sys/class/dmi/id/bios_version", "4.2.amazon\n");
   const Environment env = probe(f);
   EXPECT_TRUE(env.virtual_machine);
   EXPECT_EQ(env.hypervisor, "xen");
@@ -396,11 +400,9 @@ TEST(EnvironmentProbe, OldAwsXenInstance) {
 TEST(EnvironmentProbe, DmiWithoutASystemVendorIsStillRead) {
   // The other strings are skipped only when the DMI folder itself is absent.
   FixtureBuilder f;
-  f.file("/sys/hypervisor/type", "xen\n")
-      .file("/sys/hypervisor/uuid", "ec2cefac-dce1-eed5-4e48-83ad3ef51bfb\n")
+  aws_xen_guest(f)
       .file("/sys/class/dmi/id/product_name", "HVM domU\n")
-      .file("/sys/class/dmi/id/bios_version", "4.2.amazon\n")
-      .file("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu hypervisor\n");
+      .file("/sys/class/dmi/id/bios_version", "4.2.amazon\n");
   const Environment env = probe(f);
   ASSERT_TRUE(env.cloud);
   EXPECT_EQ(*env.cloud, (CloudInstance{"aws", std::nullopt, "HVM domU"}));

@@ -63,15 +63,15 @@ int main(int argc, char** argv) {
     return std::fflush(stdout) == 0 ? 0 : exit_failure;
   }
 
+  // Bare `hwaccel [detect options]` means `hwaccel detect`.
+  DetectArgs top_args;
+  top_args.command.clear();  // its messages say "hwaccel: ..."
   // `hwaccel` and `hwaccel detect` alone, what scripts and launchers run most,
   // take every default: building CLI11's options for detect costs a quarter
   // of the instructions of a detection on a machine without accelerators.
   // The settings still come from the environment, read by the library.
-  if (argc == 1 || (argc == 2 && std::string_view(argv[1]) == "detect")) {
-    DetectArgs defaults;
-    if (argc == 1) defaults.command.clear();  // its messages say "hwaccel: ..."
-    return run_detect(defaults);
-  }
+  if (argc == 1) return run_detect(top_args);
+  if (argc == 2 && std::string_view(argv[1]) == "detect") return run_detect(DetectArgs{});
 
   CLI::App app{"hwaccel: detect AI accelerators, report what they can do, and plan how models run on them.\n"
                "Without a subcommand, `hwaccel` runs `hwaccel detect` with the options below;\n"
@@ -94,11 +94,8 @@ int main(int argc, char** argv) {
   for (const auto& s : subcommands)
     if (build_all || named == &s) commands.push_back(s.add(app));
 
-  // Bare `hwaccel [detect options]` means `hwaccel detect`. A named
-  // subcommand's options follow its name, so the top level then takes none
-  // (and `hwaccel detect` does not build the detect options twice).
-  DetectArgs top_args;
-  top_args.command.clear();  // its messages say "hwaccel: ..."
+  // A named subcommand's options follow its name, so the top level then
+  // takes none (and `hwaccel detect` does not build the detect options twice).
   if (!named) add_detect_options(app, top_args);
 
   try {

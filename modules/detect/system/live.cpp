@@ -13,6 +13,7 @@ module;
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -127,7 +128,7 @@ Result<FileContent> read_fd(int fd, std::size_t cap, std::string_view path, bool
 // swapping the strings themselves was most of a listing's cost.
 std::vector<DirEntry> sorted_by_name(std::vector<DirEntry> entries) {
   std::vector<std::uint32_t> order(entries.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::iota(order.begin(), order.end(), std::uint32_t{0});
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
     return std::string_view(entries[a].name) < std::string_view(entries[b].name);
   });
@@ -238,10 +239,12 @@ class LiveSystem final : public System {
   explicit LiveSystem(LiveOptions options)
       : options_(std::move(options)), child_env_(tool_environment(options_.stripped_env)) {
     const char* path = std::getenv("PATH");
-    search_dirs_ = split_path_list(options_.search_path ? *options_.search_path
-                                                         : std::string_view(path ? path : "/usr/local/bin:/usr/bin:/bin"));
-    for (const auto& extra : options_.extra_tool_dirs)
-      if (std::find(search_dirs_.begin(), search_dirs_.end(), extra) == search_dirs_.end()) search_dirs_.push_back(extra);
+    // Each folder once, in the order first named: PATH often names one twice.
+    auto named = split_path_list(options_.search_path ? *options_.search_path
+                                                       : std::string_view(path ? path : "/usr/local/bin:/usr/bin:/bin"));
+    named.insert(named.end(), options_.extra_tool_dirs.begin(), options_.extra_tool_dirs.end());
+    for (auto& dir : named)
+      if (std::find(search_dirs_.begin(), search_dirs_.end(), dir) == search_dirs_.end()) search_dirs_.push_back(std::move(dir));
     for (auto& var : child_env_) child_envp_.push_back(var.data());
     child_envp_.push_back(nullptr);
   }
@@ -386,9 +389,7 @@ class LiveSystem final : public System {
   const std::vector<std::string>& tool_dirs() const {
     std::call_once(tool_dirs_once_, [this] {
       std::vector<std::pair<dev_t, ino_t>> seen;
-      for (auto dir_it = search_dirs_.begin(); dir_it != search_dirs_.end(); ++dir_it) {
-        const std::string& dir = *dir_it;
-        if (std::find(search_dirs_.begin(), dir_it, dir) != dir_it) continue;  // named twice: one stat
+      for (const auto& dir : search_dirs_) {
         struct stat st{};
         if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
         const std::pair id{st.st_dev, st.st_ino};
