@@ -1,5 +1,6 @@
 // Canonical JSON writing and the registry's JSON round trip.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <charconv>
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -236,6 +238,44 @@ TEST(RegistryJson, RoundTripsEveryField) {
   EXPECT_EQ(back->links()[0], registry.links()[0]);
   EXPECT_EQ(back->timings()[1].elapsed.count(), 10345);
   EXPECT_EQ(to_json(*back, JsonOptions{.pretty = true}), to_json(registry, JsonOptions{.pretty = true}));
+}
+
+// The same document with every object's members in reverse order (arrays
+// keep theirs): the reader's in-order pass then matches nothing, and every
+// member is found by looking its key up.
+std::string with_members_reversed(simdjson::dom::element e) {
+  if (e.is_object()) {
+    std::vector<std::string> members;
+    for (auto [key, value] : e.get_object().value()) {
+      EXPECT_EQ(std::string_view(key).find_first_of("\"\\"), std::string_view::npos) << key;
+      members.push_back("\"" + std::string(key) + "\":" + with_members_reversed(value));
+    }
+    std::string out = "{";
+    for (auto it = members.rbegin(); it != members.rend(); ++it) out += (it == members.rbegin() ? "" : ",") + *it;
+    return out + "}";
+  }
+  if (e.is_array()) {
+    std::string out = "[";
+    bool first = true;
+    for (auto item : e.get_array().value()) {
+      out += (first ? "" : ",") + with_members_reversed(item);
+      first = false;
+    }
+    return out + "]";
+  }
+  return simdjson::minify(e);
+}
+
+TEST(RegistryJson, MembersInAnyOrderReadTheSame) {
+  const AcceleratorRegistry registry(rich_inventory());
+  const JsonOptions stable{.pretty = false, .include_timings = false};
+  const std::string text = to_json(registry, stable);
+  simdjson::dom::parser parser;
+  const std::string reversed = with_members_reversed(parser.parse(text).value());
+  ASSERT_NE(reversed, text);
+  auto back = registry_from_json(reversed);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(to_json(*back, stable), text);
 }
 
 TEST(RegistryJson, OutputIsCanonical) {
