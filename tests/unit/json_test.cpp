@@ -245,8 +245,10 @@ TEST(RegistryJson, RoundTripsEveryField) {
 // member is found by looking its key up.
 std::string with_members_reversed(simdjson::dom::element e) {
   if (e.is_object()) {
+    // Held by name: a loop over get_object().value() would walk a temporary.
+    const simdjson::dom::object fields = e.get_object().value();
     std::vector<std::string> members;
-    for (auto [key, value] : e.get_object().value()) {
+    for (auto [key, value] : fields) {
       EXPECT_EQ(std::string_view(key).find_first_of("\"\\"), std::string_view::npos) << key;
       members.push_back("\"" + std::string(key) + "\":" + with_members_reversed(value));
     }
@@ -257,7 +259,8 @@ std::string with_members_reversed(simdjson::dom::element e) {
   if (e.is_array()) {
     std::string out = "[";
     bool first = true;
-    for (auto item : e.get_array().value()) {
+    const simdjson::dom::array items = e.get_array().value();
+    for (auto item : items) {
       out += (first ? "" : ",") + with_members_reversed(item);
       first = false;
     }
