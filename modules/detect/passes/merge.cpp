@@ -210,9 +210,10 @@ void remove_merged(Inventory& inventory, const std::vector<bool>& merged, Backen
 
 // Render nodes say a GPU driver is loaded that Vulkan could use (ICD
 // manifests are no evidence: Mesa installs them all). Native backends report
-// most such GPUs; only the ones nobody reported are worth a warning.
+// most such GPUs; only the ones nobody reported are worth a warning. PATH is
+// searched for vulkaninfo only then: most machines have no unreported node,
+// and the search is a failed stat per PATH folder.
 void warn_unreported_render_nodes(Inventory& inventory, const System& system) {
-  if (system.find_tool("vulkaninfo")) return;
   std::vector<std::string> unreported;
   for (const auto& node : list_names(system, "/dev/dri")) {
     if (!node.starts_with("renderD")) continue;
@@ -224,7 +225,7 @@ void warn_unreported_render_nodes(Inventory& inventory, const System& system) {
                                       [&](const DeviceProfile& d) { return d.pci_bus_id == where; });
     if (!reported) unreported.push_back(where);
   }
-  if (unreported.empty()) return;
+  if (unreported.empty() || system.find_tool("vulkaninfo")) return;
   std::string list;
   for (const auto& u : unreported) list += (list.empty() ? "" : ", ") + u;
   inventory.warnings.push_back(Warning{
