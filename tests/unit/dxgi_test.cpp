@@ -55,6 +55,27 @@ TEST(DxgiDocument, WritesWhatItReads) {
   EXPECT_EQ(dxgi_luid_text(0x1037b), "00000000:0001037b");
 }
 
+// DXGI's ids are UINTs: a value wider than 16 bits (found by the
+// dxgi_adapters fuzz target) is written whole, not cut to its low digits.
+TEST(DxgiDocument, WritesIdsWiderThanPciWhole) {
+  DxgiAdapter wide = rtx_4090();
+  wide.vendor_id = 0x10010;
+  wide.device_id = 0x052f1854;
+  wide.revision = 0x1a1;
+  const std::vector<DxgiAdapter> adapters{wide};
+  const std::string text = format_dxgi_adapters(adapters);
+  EXPECT_NE(text.find("\"0x52f1854\""), std::string::npos) << text;
+  const auto read = parse_dxgi_adapters(text);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(*read, adapters);
+
+  // Such an adapter has no PCI id, and without a description its name shows the ids whole.
+  wide.description.clear();
+  const DeviceProfile d = parsers::dxgi_device(wide, 0);
+  EXPECT_EQ(d.name, "GPU [10010:52f1854]");
+  EXPECT_EQ(d.properties.count("pci_id"), 0u);
+}
+
 TEST(DxgiDocument, RefusesWhatIsWrong) {
   const auto error_of = [](std::string_view adapters) {
     const auto r = parse_dxgi_adapters(

@@ -20,9 +20,10 @@ DeviceProfile dxgi_device(const DxgiAdapter& a, std::uint32_t index) {
   d.family = Family::gpu;
   d.index = index;
   d.id = device_id(d.backend, index);
-  d.name = a.description.empty() ? text::cat("GPU [", pci_id_text(static_cast<std::uint16_t>(a.vendor_id),
-                                                                   static_cast<std::uint16_t>(a.device_id)), "]")
-                                 : a.description;
+  // DXGI's ids are 32-bit: one wider than PCI's 16 bits is named whole, never cut.
+  d.name = a.description.empty()
+               ? text::cat("GPU [", text::hex_at_least(a.vendor_id, 4), ":", text::hex_at_least(a.device_id, 4), "]")
+               : a.description;
   if (const auto vendor = gpu_vendor_name(a.vendor_id); !vendor.empty()) d.vendor = std::string(vendor);
   const bool carve_out_vendor = a.vendor_id == 0x8086 || a.vendor_id == 0x1002 || a.vendor_id == 0x1022;
   d.integrated = carve_out_vendor && a.dedicated_video_memory < dxgi_integrated_below_bytes;

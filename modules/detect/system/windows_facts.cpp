@@ -188,10 +188,10 @@ std::string format_dxgi_adapters(std::span<const DxgiAdapter> adapters) {
     out.begin_object();
     out.field("index", a.index);
     out.field("description", a.description);
-    out.field("vendor_id", text::cat("0x", text::hex_digits(a.vendor_id, 4)));
-    out.field("device_id", text::cat("0x", text::hex_digits(a.device_id, 4)));
-    out.field("subsystem_id", text::cat("0x", text::hex_digits(a.subsystem_id, 8)));
-    out.field("revision", text::cat("0x", text::hex_digits(a.revision, 2)));
+    out.field("vendor_id", text::cat("0x", text::hex_at_least(a.vendor_id, 4)));
+    out.field("device_id", text::cat("0x", text::hex_at_least(a.device_id, 4)));
+    out.field("subsystem_id", text::cat("0x", text::hex_at_least(a.subsystem_id, 8)));
+    out.field("revision", text::cat("0x", text::hex_at_least(a.revision, 2)));
     out.field("dedicated_video_memory", a.dedicated_video_memory);
     out.field("dedicated_system_memory", a.dedicated_system_memory);
     out.field("shared_system_memory", a.shared_system_memory);
