@@ -5,6 +5,7 @@ module;
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 module hwaccel.training;
 
@@ -177,7 +178,9 @@ Result<void> TrainingSettings::validate() const {
   if (auto r = degree(tensor_parallel, "tensor-parallel degree"); !r) return r;
   if (auto r = degree(pipeline_parallel, "pipeline-parallel degree"); !r) return r;
   if (devices() > max_degree)
-    return fail(ErrorKind::invalid_input, text::cat("dp x tp x pp = ", devices(), " devices is more than ", max_degree));
+    return fail(ErrorKind::invalid_input, text::cat("dp '", data_parallel, "', tp '", tensor_parallel, "', pp '",
+                                                    pipeline_parallel, "': dp x tp x pp = ", devices(),
+                                                    " devices is more than ", max_degree));
   if (micro_batch == 0 || micro_batch > max_micro_batch)
     return fail(ErrorKind::invalid_input,
                 text::cat("micro-batch must be in 1..", max_micro_batch, " sequences, got ", micro_batch));
@@ -190,15 +193,20 @@ Result<void> TrainingSettings::validate() const {
   if (zero_stage > 3) return fail(ErrorKind::invalid_input, text::cat("ZeRO stage must be 0, 1, 2 or 3, got ", zero_stage));
   if (offload == OffloadMode::optimizer && zero_stage == 0)
     return fail(ErrorKind::invalid_input,
-                "optimizer offload (ZeRO-Offload) needs ZeRO stage 1, 2 or 3: stage 0 keeps the optimizer on the device");
+                "offload 'optimizer': optimizer offload (ZeRO-Offload) needs ZeRO stage 1, 2 or 3: stage 0 keeps the "
+                "optimizer on the device");
   if (offload == OffloadMode::parameters && zero_stage != 3)
     return fail(ErrorKind::invalid_input,
-                text::cat("parameter offload needs ZeRO stage 3 (parameters are partitioned only there), got stage ", zero_stage));
+                text::cat("offload 'params': parameter offload needs ZeRO stage 3 (parameters are partitioned only "
+                          "there), got zero '", zero_stage, "'"));
   if (sequence_parallel && tensor_parallel == 1)
-    return fail(ErrorKind::invalid_input, "sequence parallelism splits along the tensor-parallel group: it needs --tp 2 or more");
+    return fail(ErrorKind::invalid_input,
+                "sequence-parallel 'true': sequence parallelism splits along the tensor-parallel group: it needs --tp 2 or "
+                "more");
   if (sequence_parallel && sequence % tensor_parallel != 0)
-    return fail(ErrorKind::invalid_input, text::cat("with sequence parallelism the sequence (", sequence,
-                                                    ") must divide by the tensor-parallel degree (", tensor_parallel, ")"));
+    return fail(ErrorKind::invalid_input,
+                text::cat("seq '", sequence, "': with sequence parallelism the sequence (", sequence,
+                          ") must divide by the tensor-parallel degree (", tensor_parallel, ")"));
   if (lora_rank && (*lora_rank == 0 || *lora_rank > max_lora_rank))
     return fail(ErrorKind::invalid_input, text::cat("LoRA rank must be in 1..", max_lora_rank, ", got ", *lora_rank));
   if (lora_targets && lora_targets->empty()) return fail(ErrorKind::invalid_input, "LoRA needs at least one target matrix");
@@ -211,37 +219,45 @@ Result<void> TrainingSettings::validate() const {
     return fail(ErrorKind::invalid_input, text::cat("reserve must be a fraction in [0, 0.95], got ", reserve_fraction));
   if (adapter) {
     if (*adapter != TrainingMethod::lora && *adapter != TrainingMethod::qlora)
-      return fail(ErrorKind::invalid_input, text::cat("an adapter is lora or qlora, got ", to_string(*adapter)));
+      return fail(ErrorKind::invalid_input,
+                  text::cat("adapter '", to_string(*adapter), "': an adapter is lora or qlora, got ", to_string(*adapter)));
     if (method != TrainingMethod::dpo && method != TrainingMethod::rlhf && method != TrainingMethod::distillation)
       return fail(ErrorKind::invalid_input,
-                  text::cat("an adapter applies to dpo, rlhf and distillation; to fine-tune with adapters use --method ",
+                  text::cat("adapter '", to_string(*adapter), "' with method '", to_string(method),
+                            "': an adapter applies to dpo, rlhf and distillation; to fine-tune with adapters use --method ",
                             to_string(*adapter)));
   }
   const bool quantized_base = weight_method() == TrainingMethod::qlora;
   if (qlora_bits) {
     if (!quantized_base)
-      return fail(ErrorKind::invalid_input, "QLoRA bits apply only to QLoRA");
+      return fail(ErrorKind::invalid_input,
+                  text::cat("qlora-bits '", *qlora_bits, "' with method '", to_string(method),
+                            "': QLoRA bits apply only to QLoRA"));
     if (*qlora_bits == 16 || *qlora_bits == 32)
       return fail(ErrorKind::invalid_input,
-                  text::cat("QLoRA at ", *qlora_bits, " bits is not QLoRA: a ", *qlora_bits,
+                  text::cat("qlora-bits '", *qlora_bits, "': QLoRA at ", *qlora_bits, " bits is not QLoRA: a ", *qlora_bits,
                             "-bit frozen base with adapters is plain LoRA (--method lora)"));
     if (*qlora_bits == 8)
       return fail(ErrorKind::invalid_input,
-                  "QLoRA quantizes the base to 4 bits; an 8-bit base is LoRA with --base-quant int8 (LLM.int8)");
+                  "qlora-bits '8': QLoRA quantizes the base to 4 bits; an 8-bit base is LoRA with --base-quant int8 "
+                  "(LLM.int8)");
     if (*qlora_bits != 4)
-      return fail(ErrorKind::invalid_input, text::cat("QLoRA stores the base in 4-bit NF4; ", *qlora_bits, " bits is not supported"));
+      return fail(ErrorKind::invalid_input, text::cat("qlora-bits '", *qlora_bits, "': QLoRA stores the base in 4-bit NF4; ",
+                                                      *qlora_bits, " bits is not supported"));
   }
   if (base_quantization) {
     const auto q = *base_quantization;
     if (quantized_base && q != QuantizationLevel::nf4)
       return fail(ErrorKind::invalid_input,
-                  text::cat("QLoRA's base is 4-bit NF4; a ", to_string(q), " base is LoRA (--method lora --base-quant ",
+                  text::cat("base-quant '", to_string(q), "': QLoRA's base is 4-bit NF4; a ", to_string(q),
+                            " base is LoRA (--method lora --base-quant ",
                             to_string(q), ")"));
     const bool lora_like = weight_method() == TrainingMethod::lora || quantized_base;
     if (!lora_like)
-      return fail(ErrorKind::invalid_input, "a base quantization applies to LoRA and QLoRA, whose base is frozen");
+      return fail(ErrorKind::invalid_input, text::cat("base-quant '", to_string(q), "' with method '", to_string(method),
+                                                      "': a base quantization applies to LoRA and QLoRA, whose base is frozen"));
     if (weight_method() == TrainingMethod::lora && q == QuantizationLevel::nf4)
-      return fail(ErrorKind::invalid_input, "an NF4 base with adapters is QLoRA: use --method qlora");
+      return fail(ErrorKind::invalid_input, "base-quant 'nf4': an NF4 base with adapters is QLoRA: use --method qlora");
   }
   const auto storable = [](QuantizationLevel q) {
     switch (q) {
@@ -255,10 +271,12 @@ Result<void> TrainingSettings::validate() const {
       default: return false;
     }
   };
-  for (const auto& [level, what] : {std::pair{base_quantization, "base"}, std::pair{frozen_quantization, "frozen-model"}})
+  for (const auto& [level, key, what] : {std::tuple{base_quantization, "base-quant", "base"},
+                                         std::tuple{frozen_quantization, "frozen-quant", "frozen-model"}})
     if (level && !storable(*level))
       return fail(ErrorKind::invalid_input,
-                  text::cat("a ", what, " quantization for training is fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8 or nf4; ",
+                  text::cat(key, " '", to_string(*level), "': a ", what,
+                            " quantization for training is fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8 or nf4; ",
                             to_string(*level), " is an inference format"));
   return {};
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 #include <string_view>
 
 import hwaccel;
@@ -218,6 +219,34 @@ TEST(TrainingErrors, ParsersNameTheChoices) {
   ASSERT_FALSE(bad);
   EXPECT_TRUE(contains(bad.error().message, "lm_head"));
   EXPECT_FALSE(parse_lora_targets(""));
+}
+
+// Read from keys, a combination the settings refuse together quotes the
+// value it refuses, as a refusal of one key does ("KEY 'VALUE': why"); the
+// first case is what the settings_text fuzz target found.
+TEST(TrainingErrors, RefusedCombinationsQuoteTheSettingAndItsValue) {
+  const std::pair<std::vector<Setting>, std::string_view> cases[] = {
+      {{{"qlora-bits", "4"}, {"zero", "3"}, {"dp", "8"}}, "qlora-bits '4' with method 'full'"},
+      {{{"method", "qlora"}, {"qlora-bits", "16"}}, "qlora-bits '16'"},
+      {{{"method", "qlora"}, {"qlora-bits", "8"}}, "qlora-bits '8'"},
+      {{{"method", "qlora"}, {"qlora-bits", "3"}}, "qlora-bits '3'"},
+      {{{"offload", "optimizer"}}, "offload 'optimizer'"},
+      {{{"offload", "params"}, {"zero", "2"}}, "offload 'params'"},
+      {{{"sequence-parallel", "true"}}, "sequence-parallel 'true'"},
+      {{{"sequence-parallel", "true"}, {"tp", "3"}, {"seq", "2048"}}, "seq '2048'"},
+      {{{"adapter", "lora"}}, "adapter 'lora' with method 'full'"},
+      {{{"adapter", "full"}, {"method", "dpo"}}, "adapter 'full'"},
+      {{{"base-quant", "int8"}}, "base-quant 'int8' with method 'full'"},
+      {{{"method", "lora"}, {"base-quant", "nf4"}}, "base-quant 'nf4'"},
+      {{{"method", "qlora"}, {"base-quant", "bf16"}}, "base-quant 'bf16'"},
+      {{{"dp", "1048576"}, {"tp", "2"}}, "dp '1048576', tp '2', pp '1'"},
+  };
+  for (const auto& [values, quoted] : cases) {
+    const auto r = read_training_settings(values);
+    ASSERT_FALSE(r) << quoted;
+    EXPECT_EQ(r.error().kind, ErrorKind::invalid_input) << r.error().message;
+    EXPECT_TRUE(contains(r.error().message, quoted)) << r.error().message;
+  }
 }
 
 }  // namespace
